@@ -1,0 +1,111 @@
+# libdat.so.1: DAT 1.2 (uDAPL) drop-in, built from Rust.
+#
+#   make              release library build/lib/libdat.so.1 (+ libdat.so link)
+#   make header       regenerate include/dat/udat.h with cbindgen
+#   make check-header fail if the checked-in header differs from a fresh one
+#   make check        every test layer: cargo tests, exports, C conformance tests
+#   make demo         build and run the demo program
+#   make install PREFIX=/usr/local
+#   make valgrind     run the C tests once under valgrind
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCDIR     ?= $(PREFIX)/include
+SYSCONFDIR ?= $(PREFIX)/etc
+CC         ?= cc
+CARGO      ?= cargo
+CBINDGEN   ?= cbindgen
+
+BUILD   := build
+LIBOUT  := $(BUILD)/lib
+CTOUT   := $(BUILD)/ctests
+ABSLIB  := $(abspath $(LIBOUT))
+
+CSTD    ?= -std=gnu11
+CWARN   := -Wall -Wextra -Werror
+CFLAGS_T = $(CSTD) $(CWARN) -g -O1 -Iinclude -Ictests/common \
+           -DCTEST_BUILD_DIR=\"$(abspath $(CTOUT))\"
+LDFLAGS_T = -L$(LIBOUT) -Wl,-rpath,$(ABSLIB) -ldat -lpthread
+
+RUST_SRC := $(shell find src ffi/src -name '*.rs') Cargo.toml ffi/Cargo.toml ffi/build.rs ffi/libdat.map
+
+UNIT_SRC  := $(wildcard ctests/unit/*.c)
+ABI_SRC   := $(wildcard ctests/abi/*.c)
+REG_SRC   := $(filter-out %_provider.c,$(wildcard ctests/registry/*.c))
+PROV_SRC  := $(wildcard ctests/registry/*_provider.c)
+UNIT_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(UNIT_SRC))
+ABI_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(ABI_SRC))
+REG_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(REG_SRC))
+PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC))
+CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN)
+
+.PHONY: all lib header check-header check cargo-test exports ctests run-ctests \
+        demo install valgrind clippy fmt clean
+
+all: lib
+
+lib: $(LIBOUT)/libdat.so.1
+
+$(LIBOUT)/libdat.so.1: $(RUST_SRC)
+	$(CARGO) build --release -p dat
+	mkdir -p $(LIBOUT)
+	cp target/release/libdat.so $(LIBOUT)/libdat.so.1
+	ln -sf libdat.so.1 $(LIBOUT)/libdat.so
+
+header:
+	$(CBINDGEN) --config cbindgen.toml --crate dat --output include/dat/udat.h ffi
+
+check-header:
+	$(CBINDGEN) --config cbindgen.toml --crate dat --output $(BUILD)/udat.h.fresh ffi
+	diff -u include/dat/udat.h $(BUILD)/udat.h.fresh
+
+cargo-test:
+	$(CARGO) test --workspace
+
+exports: lib
+	nm -D --defined-only $(LIBOUT)/libdat.so.1 | awk '$$2 == "T" {print $$3}' | sort > $(BUILD)/exports.txt
+	diff -u ffi/exports.txt $(BUILD)/exports.txt
+	readelf -d $(LIBOUT)/libdat.so.1 | grep -q 'Library soname: \[libdat.so.1\]'
+	@echo "exports: exactly the $$(wc -l < ffi/exports.txt) DAT 1.2 symbols, SONAME libdat.so.1"
+
+$(CTOUT)/%: ctests/%.c ctests/common/ctest.h include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_T) -o $@ $< $(LDFLAGS_T)
+
+$(CTOUT)/registry/lib%.so: ctests/registry/%.c include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CWARN) -g -fPIC -shared -Iinclude -o $@ $< -L$(LIBOUT) -ldat
+
+ctests: $(CTEST_BIN) $(PROV_LIB)
+
+run-ctests: ctests
+	@LD_LIBRARY_PATH=$(ABSLIB) ./ctests/run.sh $(CTEST_BIN)
+
+check: cargo-test exports check-header run-ctests
+
+valgrind: ctests
+	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+		./ctests/run.sh $(CTEST_BIN)
+
+demo: lib
+	@mkdir -p $(BUILD)/demo
+	$(CC) $(CSTD) $(CWARN) -Iinclude -o $(BUILD)/demo/dat_demo examples/dat_demo.c $(LDFLAGS_T)
+	$(BUILD)/demo/dat_demo
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/dat $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(SYSCONFDIR)/dat
+	install -m 0755 $(LIBOUT)/libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so.1
+	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
+	install -m 0644 include/dat/*.h $(DESTDIR)$(INCDIR)/dat/
+	install -m 0644 dat.conf.example $(DESTDIR)$(SYSCONFDIR)/dat/dat.conf.example
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' dat.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dat.pc
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+clean:
+	rm -rf $(BUILD)
+	$(CARGO) clean

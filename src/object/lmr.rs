@@ -1,0 +1,210 @@
+//! Local Memory Region: a registered range of the consumer's memory.
+
+use std::sync::Arc;
+
+use crate::error::{DatError, Result, Sub, Type};
+use crate::handle::{self, Handle, HandleType, Object};
+use crate::mem;
+use crate::object::ia::{self, Ia};
+use crate::object::Pz;
+
+/// `DAT_MEM_TYPE` values.
+pub const MEM_TYPE_VIRTUAL: u32 = 0;
+pub const MEM_TYPE_LMR: u32 = 1;
+pub const MEM_TYPE_SHARED_VIRTUAL: u32 = 2;
+pub const MEM_TYPE_SO_VIRTUAL: u32 = 3;
+
+/// `DAT_MEM_PRIV_*` bits.
+pub const PRIV_LOCAL_READ: u32 = 0x01;
+pub const PRIV_REMOTE_READ: u32 = 0x02;
+pub const PRIV_LOCAL_WRITE: u32 = 0x10;
+pub const PRIV_REMOTE_WRITE: u32 = 0x20;
+pub const PRIV_RO_DISABLE: u32 = 0x100;
+/// Bits accepted on input: the defined ones, RO_DISABLE, and 0x04, which the
+/// reference accepts (it grants nothing).
+const PRIV_ACCEPTED: u32 = 0x33 | PRIV_RO_DISABLE | 0x04;
+
+/// `DAT_LMR_COOKIE_SIZE`.
+pub const COOKIE_SIZE: usize = 40;
+
+/// The region description an LMR was created with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Region {
+    /// `for_va`.
+    Va(u64),
+    /// `for_lmr_handle`.
+    Lmr(Handle),
+    /// `for_shared_memory`: address, the consumer's cookie pointer and the cookie bytes.
+    Shared {
+        va: u64,
+        cookie_ptr: usize,
+        cookie: [u8; COOKIE_SIZE],
+    },
+}
+
+/// What `dat_lmr_create` was asked to register.
+#[derive(Clone, Copy, Debug)]
+pub struct LmrRequest {
+    pub mem_type: u32,
+    pub region: Region,
+    pub length: u64,
+    pub pz: Handle,
+    pub privileges: u32,
+}
+
+/// A registered memory region.
+pub struct Lmr {
+    pub handle: Handle,
+    pub ia: Arc<Ia>,
+    pub pz: Arc<Pz>,
+    pub mem_type: u32,
+    pub region: Region,
+    /// Length as passed (ignored for `DAT_MEM_TYPE_LMR`).
+    pub length: u64,
+    /// Privileges as passed, RO_DISABLE masked out.
+    pub privileges: u32,
+    pub lmr_context: u32,
+    /// 0 unless remote privileges were asked for.
+    pub rmr_context: u32,
+    pub registered_address: u64,
+    pub registered_size: u64,
+}
+
+impl Lmr {
+    /// `dat_lmr_create`.
+    pub fn create(ia: &Arc<Ia>, req: LmrRequest) -> Result<Arc<Lmr>> {
+        if !matches!(
+            req.mem_type,
+            MEM_TYPE_VIRTUAL | MEM_TYPE_LMR | MEM_TYPE_SHARED_VIRTUAL | MEM_TYPE_SO_VIRTUAL
+        ) {
+            ia.check_open()?;
+            return Err(DatError::arg(2));
+        }
+        let pz = crate::object::pz::lookup(req.pz.addr())?;
+        ia::same_ia(&pz.ia, ia, Sub::HandlePz)?;
+        let (address, size) = match (req.mem_type, req.region) {
+            (MEM_TYPE_LMR, Region::Lmr(base)) => {
+                let base = handle::expect::<Lmr>(base.addr(), Sub::HandleLmr)?;
+                ia::same_ia(&base.ia, ia, Sub::HandleLmr)?;
+                if !ia.live_state()?.is_live(base.handle) {
+                    return Err(DatError::handle(Sub::HandleLmr));
+                }
+                (base.registered_address, base.registered_size)
+            }
+            (MEM_TYPE_SHARED_VIRTUAL, Region::Shared { va, cookie_ptr, .. }) => {
+                if va == 0 || cookie_ptr == 0 {
+                    return Err(DatError::arg(3));
+                }
+                check_range(ia, va, req.length)?;
+                check_privileges(req.privileges)?;
+                match mem::mapping(va, req.length) {
+                    Some(mem::Mapping::Shared) => {}
+                    Some(mem::Mapping::Private) => return Err(ia::invalid_state()),
+                    None => return Err(DatError::resources(Sub::ResourceMemoryRegion)),
+                }
+                (va, req.length)
+            }
+            (MEM_TYPE_VIRTUAL | MEM_TYPE_SO_VIRTUAL, Region::Va(va)) => {
+                if va == 0 {
+                    return Err(DatError::arg(3));
+                }
+                check_range(ia, va, req.length)?;
+                check_privileges(req.privileges)?;
+                if mem::mapping(va, req.length).is_none() {
+                    return Err(DatError::resources(Sub::ResourceMemoryRegion));
+                }
+                (va, req.length)
+            }
+            _ => return Err(DatError::of(Type::InternalError)),
+        };
+        check_privileges(req.privileges)?;
+        let mut st = ia.live_state()?;
+        if !st.is_live(pz.handle) {
+            return Err(DatError::handle(Sub::HandlePz));
+        }
+        st.check_limit(HandleType::Lmr, ia.limits.max_lmrs, Sub::ResourceMemoryRegion)?;
+        let res = handle::reserve(ia.provider_word)?;
+        let privileges = req.privileges & !PRIV_RO_DISABLE;
+        let lmr_context = st.new_context();
+        let rmr_context = if privileges & (PRIV_REMOTE_READ | PRIV_REMOTE_WRITE) != 0 {
+            st.new_context()
+        } else {
+            0
+        };
+        let lmr = Arc::new(Lmr {
+            handle: res.handle(),
+            ia: ia.clone(),
+            pz: pz.clone(),
+            mem_type: req.mem_type,
+            region: req.region,
+            length: req.length,
+            privileges,
+            lmr_context,
+            rmr_context,
+            registered_address: address,
+            registered_size: size,
+        });
+        st.add_use(pz.handle);
+        st.lmr_contexts.insert(lmr_context, lmr.clone());
+        st.insert(lmr.handle, Object::Lmr(lmr.clone()));
+        res.publish(Object::Lmr(lmr.clone()));
+        Ok(lmr)
+    }
+
+    /// True if `[va, va + len)` lies inside the registered range.
+    pub fn contains(&self, va: u64, len: u64) -> bool {
+        let Some(end) = va.checked_add(len) else {
+            return false;
+        };
+        va >= self.registered_address
+            && end <= self.registered_address.saturating_add(self.registered_size)
+    }
+
+    /// `dat_lmr_free`: refused while an RMR is bound to the LMR.
+    pub fn free(&self) -> Result<()> {
+        let mut st = self.ia.live_state()?;
+        if !st.is_live(self.handle) {
+            return Err(DatError::handle(Sub::HandleLmr));
+        }
+        if st.users(self.handle) > 0 {
+            return Err(DatError::state(Sub::LmrInUse));
+        }
+        st.drop_use(self.pz.handle);
+        st.lmr_contexts.remove(&self.lmr_context);
+        st.live_contexts.remove(&self.lmr_context);
+        st.live_contexts.remove(&self.rmr_context);
+        st.remove(self.handle);
+        Ok(())
+    }
+}
+
+fn check_range(ia: &Ia, va: u64, len: u64) -> Result<()> {
+    if len == 0 {
+        return Err(DatError::arg(4));
+    }
+    let last = va.checked_add(len - 1).ok_or(DatError::arg(4))?;
+    if len > ia.limits.max_lmr_block_size {
+        return Err(DatError::resources(Sub::ResourceMemoryRegion));
+    }
+    if last > ia.limits.max_lmr_virtual_address {
+        return Err(DatError::arg(4));
+    }
+    Ok(())
+}
+
+fn check_privileges(p: u32) -> Result<()> {
+    if p & !PRIV_ACCEPTED != 0 {
+        Err(DatError::arg(6))
+    } else {
+        Ok(())
+    }
+}
+
+/// Looks up a live LMR, `DAT_INVALID_HANDLE/LMR` otherwise.
+pub fn lookup(addr: usize) -> Result<Arc<Lmr>> {
+    let lmr = handle::expect::<Lmr>(addr, Sub::HandleLmr)?;
+    if !lmr.ia.live_state()?.is_live(lmr.handle) {
+        return Err(DatError::handle(Sub::HandleLmr));
+    }
+    Ok(lmr)
+}

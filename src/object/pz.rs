@@ -1,0 +1,57 @@
+//! Protection Zone.
+
+use std::sync::Arc;
+
+use crate::error::{DatError, Result, Sub};
+use crate::handle::{self, Handle, HandleType, Object};
+use crate::object::ia::Ia;
+
+/// A Protection Zone. Its users (LMRs, RMRs, EPs, SRQs) are counted in the IA state.
+pub struct Pz {
+    /// Its handle.
+    pub handle: Handle,
+    /// Its IA.
+    pub ia: Arc<Ia>,
+}
+
+impl Pz {
+    /// `dat_pz_create`.
+    pub fn create(ia: &Arc<Ia>) -> Result<Arc<Pz>> {
+        let mut st = ia.live_state()?;
+        st.check_limit(
+            HandleType::Pz,
+            ia.limits.max_pzs,
+            Sub::ResourceProtectionDomain,
+        )?;
+        let res = handle::reserve(ia.provider_word)?;
+        let pz = Arc::new(Pz {
+            handle: res.handle(),
+            ia: ia.clone(),
+        });
+        st.insert(pz.handle, Object::Pz(pz.clone()));
+        res.publish(Object::Pz(pz.clone()));
+        Ok(pz)
+    }
+
+    /// `dat_pz_free`: refused while any LMR, RMR, EP or SRQ uses the PZ.
+    pub fn free(&self) -> Result<()> {
+        let mut st = self.ia.live_state()?;
+        if !st.is_live(self.handle) {
+            return Err(DatError::handle(Sub::HandlePz));
+        }
+        if st.users(self.handle) > 0 {
+            return Err(DatError::state(Sub::PzInUse));
+        }
+        st.remove(self.handle);
+        Ok(())
+    }
+}
+
+/// Looks up a live PZ, `DAT_INVALID_HANDLE/PZ` otherwise.
+pub fn lookup(addr: usize) -> Result<Arc<Pz>> {
+    let pz = handle::expect::<Pz>(addr, Sub::HandlePz)?;
+    if !pz.ia.live_state()?.is_live(pz.handle) {
+        return Err(DatError::handle(Sub::HandlePz));
+    }
+    Ok(pz)
+}

@@ -1,0 +1,1028 @@
+//! dat.conf parser: the static-registry file of uDAPL / DAT 1.2.
+//!
+//! Pure and safe: [`parse`] turns the bytes of a dat.conf into the records to
+//! install plus a list of [`ConfWarning`]s; [`parse_file`] only adds the read.
+//! Which records win (first line per key), loading libraries and the
+//! environment lookup of the path belong to the registry, not here.
+//!
+//! # Format (spec `registry.md` §3.2, §3.3)
+//!
+//! One record per line, eight fields separated by blanks (space, tab):
+//!
+//! | # | field | accepted here |
+//! |--:|---|---|
+//! | 1 | IA name | any token; shorter than 256 bytes to be installed |
+//! | 2 | API version | `u<major>.<minor>` or `k<major>.<minor>`, decimal |
+//! | 3 | thread safety | `threadsafe` / `nonthreadsafe` |
+//! | 4 | default flag | `default` / `nondefault` |
+//! | 5 | library path | any token, kept verbatim (for `dlopen`) |
+//! | 6 | provider version | `<id>.<major>.<minor>`: non-empty id, non-empty digits |
+//! | 7 | instance data | any token (for `dat_provider_init`) |
+//! | 8 | platform information | any token (unused) |
+//!
+//! Tokens: a `#` where a token would start begins a comment to the end of the
+//! line; a `#` inside a token is literal. An unquoted token runs to the next
+//! blank and keeps backslashes; an unescaped `"` inside it ends the token just
+//! after the quote (reference quirk, kept; as in the reference, the first
+//! character of a token never escapes the second). A quoted token keeps its
+//! blanks, `\x` gives `x`, the quotes are removed (`""` is empty). `\r`, `\f`
+//! and `\v` are ordinary characters, except for the CRLF fix below.
+//!
+//! Only records with API type `u` **and** flag `default` are returned. Valid
+//! `k` or `nondefault` records are not installed and produce no warning, as in
+//! the reference. Duplicate keys are kept, in file order: the registry applies
+//! first-wins. Versions are not compared with 1.2 here.
+//!
+//! # Deliberate differences from the illumos reference
+//!
+//! - **Never aborts, never stops.** The reference asserts (and so aborts the
+//!   process) on a tokenizer error such as an unterminated quote. Here such a
+//!   record is skipped with a warning and parsing resumes at the next line.
+//! - **Malformed records are reported.** The reference drops them silently;
+//!   here each one (wrong field count, bad field 2/3/4/6, name too long) gives
+//!   one [`ConfWarning`] with its line number. Blank and comment-only lines
+//!   are not records and give none.
+//! - **CRLF files work** (additive fix): one `\r` just before the newline, or
+//!   at the end of the file, is removed before the line is tokenized. The
+//!   reference turned it into a 9th token (discarding every record whose last
+//!   field is quoted) or glued it to an unquoted field 8. The one line shape
+//!   this does not keep is a 7-field record followed by a blank and the `\r`,
+//!   which the reference accepted only because the lone `\r` was its field 8.
+//! - **Field 2 without a `.`** (`u12`) is rejected with a warning; the
+//!   reference read past the end of the token. A major or minor that does not
+//!   fit in 32 bits is rejected too (the reference truncated it). An empty
+//!   digit string still reads as 0 (`u.2` is version 0.2), as in the
+//!   reference, so no file it accepted is refused (rulings rule 3).
+//! - **Field 6 must be complete**: `SUNW.1` and `SUNW` are rejected (the
+//!   reference read past the end of the token on them).
+//! - **Fields 3 and 4 keep the prefix match** of the reference: `threadsafeX`
+//!   counts as `threadsafe`, `defaults` as `default`. Rulings rule 3 says a
+//!   drop-in must not break what the reference accepted, and a record that
+//!   used to be installed (and whose IA applications open) must not vanish
+//!   because of a suffix the old library ignored. To keep such a typo from
+//!   hiding, an installed record whose field 3 or 4 is only a prefix match is
+//!   installed *and* reported with a warning. Anything that is not a prefix
+//!   match of a keyword (`thread-safe`, `yes`) is malformed and skipped.
+//! - **Bytes the C API cannot carry**: a field containing a NUL byte makes the
+//!   record malformed (the reference silently truncated it). Fields 5 and 7
+//!   must be valid UTF-8, since they are handed on verbatim; fields 6 and 8
+//!   are informational (the reference discards them), so invalid UTF-8 there
+//!   is replaced with U+FFFD instead of costing the record. Field 1 stays raw
+//!   bytes.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+/// One record of dat.conf that passed validation (field 2 starts with 'u' and field 4 is `default`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfEntry {
+    /// Field 1, raw bytes (< 256 bytes, else the record is skipped with a warning).
+    pub ia_name: Vec<u8>,
+    /// Field 2 `u<major>.<minor>`: the major number.
+    pub api_major: u32,
+    /// Field 2: the minor number.
+    pub api_minor: u32,
+    /// Field 3.
+    pub thread_safe: bool,
+    /// Field 5, verbatim.
+    pub library: String,
+    /// Field 6, verbatim (validated as `<id>.<major>.<minor>`).
+    pub provider_version: String,
+    /// Field 7 (quotes removed, escapes applied).
+    pub instance_data: String,
+    /// Field 8.
+    pub platform_data: String,
+    /// 1-based line number where the record starts.
+    pub line: usize,
+}
+
+/// A problem found while parsing; the parser never fails as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfWarning {
+    /// 1-based line number of the record concerned.
+    pub line: usize,
+    /// What is wrong, and whether the record was skipped.
+    pub message: String,
+}
+
+impl fmt::Display for ConfWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "dat.conf line {}: {}", self.line, self.message)
+    }
+}
+
+/// Length limit of an IA name including its NUL (`DAT_NAME_MAX_LENGTH`).
+const NAME_MAX_LENGTH: usize = 256;
+
+/// Number of fields in a record.
+const FIELD_COUNT: usize = 8;
+
+/// Longest excerpt of a field quoted in a warning.
+const EXCERPT_MAX: usize = 64;
+
+/// Parse the text of a dat.conf. Never panics, never aborts: a malformed record is skipped
+/// (with a warning naming its line), parsing goes on with the next line, so the rest of the file still loads.
+pub fn parse(text: &[u8]) -> (Vec<ConfEntry>, Vec<ConfWarning>) {
+    let mut entries = Vec::new();
+    let mut warnings = Vec::new();
+    for (index, raw) in text.split(|&b| b == b'\n').enumerate() {
+        let line = index + 1;
+        let content = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let tokens = match tokenize(content) {
+            Ok(tokens) => tokens,
+            Err(message) => {
+                warnings.push(skipped(line, &message));
+                continue;
+            }
+        };
+        if tokens.is_empty() {
+            continue; // blank or comment-only line
+        }
+        match parse_record(tokens, line) {
+            Ok(Record::Installed(entry, notes)) => {
+                warnings.extend(
+                    notes
+                        .into_iter()
+                        .map(|message| ConfWarning { line, message }),
+                );
+                entries.push(entry);
+            }
+            Ok(Record::NotInstalled) => {}
+            Err(message) => warnings.push(skipped(line, &message)),
+        }
+    }
+    (entries, warnings)
+}
+
+/// Reads `path` and parses it; Err(io::Error) only if the file cannot be read.
+pub fn parse_file(path: &Path) -> io::Result<(Vec<ConfEntry>, Vec<ConfWarning>)> {
+    Ok(parse(&std::fs::read(path)?))
+}
+
+fn skipped(line: usize, message: &str) -> ConfWarning {
+    ConfWarning {
+        line,
+        message: format!("{message}; record skipped"),
+    }
+}
+
+/// Splits one line (without its newline) into tokens, per `registry.md` §3.3.
+fn tokenize(line: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let mut tokens = Vec::new();
+    let mut rest = line;
+    while let Some((&first, after)) = rest.split_first() {
+        match first {
+            b' ' | b'\t' => rest = after,
+            b'#' => break,
+            b'"' => {
+                let (token, next) = quoted_token(after)?;
+                tokens.push(token);
+                rest = next;
+            }
+            _ => {
+                let len = unquoted_len(rest);
+                let (token, next) = rest.split_at(len);
+                tokens.push(token.to_vec());
+                rest = next;
+            }
+        }
+    }
+    Ok(tokens)
+}
+
+/// Length of the unquoted token at the start of `s` (whose first byte is
+/// neither blank, `#` nor `"`): up to the next blank, or up to and including
+/// an unescaped `"`. The first byte is taken as is, never as an escape.
+fn unquoted_len(s: &[u8]) -> usize {
+    let mut escaped = false;
+    for (i, &c) in s.iter().enumerate().skip(1) {
+        match c {
+            b' ' | b'\t' => return i,
+            b'"' if !escaped => return i + 1,
+            _ => escaped = c == b'\\' && !escaped,
+        }
+    }
+    s.len()
+}
+
+/// Reads a quoted token whose opening quote has been consumed; returns its
+/// value and the rest of the line after the closing quote.
+fn quoted_token(s: &[u8]) -> Result<(Vec<u8>, &[u8]), String> {
+    let mut value = Vec::new();
+    let mut escaped = false;
+    for (i, &c) in s.iter().enumerate() {
+        if escaped {
+            value.push(c);
+            escaped = false;
+        } else if c == b'\\' {
+            escaped = true;
+        } else if c == b'"' {
+            return Ok((value, s.get(i + 1..).unwrap_or_default()));
+        } else {
+            value.push(c);
+        }
+    }
+    Err("unterminated quoted string (missing closing '\"' before the end of the line)".to_owned())
+}
+
+/// Outcome of a well-formed record.
+enum Record {
+    /// `u` and `default`: to be installed; with notes about accepted oddities.
+    Installed(ConfEntry, Vec<String>),
+    /// A valid `k` or `nondefault` record.
+    NotInstalled,
+}
+
+/// API type letter of field 2.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ApiType {
+    User,
+    Kernel,
+}
+
+/// Validates one tokenized, non-empty record; `Err` describes why it is malformed.
+fn parse_record(tokens: Vec<Vec<u8>>, line: usize) -> Result<Record, String> {
+    let count = tokens.len();
+    let fields: [Vec<u8>; FIELD_COUNT] = tokens
+        .try_into()
+        .map_err(|_| format!("{count} field(s) where a record has {FIELD_COUNT}"))?;
+    if let Some(n) = fields.iter().position(|f| f.contains(&0)) {
+        return Err(format!("field {} contains a NUL byte", n + 1));
+    }
+    let [ia_name, api, thread, default, library, provider_version, instance, platform] = fields;
+
+    let (api_type, api_major, api_minor) = parse_api_version(&api)?;
+    let (thread_safe, thread_note) =
+        parse_keyword(&thread, 3, "thread safety", "threadsafe", "nonthreadsafe")?;
+    let (is_default, default_note) =
+        parse_keyword(&default, 4, "default flag", "default", "nondefault")?;
+    check_provider_version(&provider_version)?;
+    let library = String::from_utf8(library)
+        .map_err(|_| "field 5 (library path) is not valid UTF-8".to_owned())?;
+    let instance_data = String::from_utf8(instance)
+        .map_err(|_| "field 7 (instance data) is not valid UTF-8".to_owned())?;
+
+    if api_type != ApiType::User || !is_default {
+        return Ok(Record::NotInstalled);
+    }
+    if ia_name.len() >= NAME_MAX_LENGTH {
+        return Err(format!(
+            "field 1 (IA name) is {} bytes long, the limit is {}",
+            ia_name.len(),
+            NAME_MAX_LENGTH - 1
+        ));
+    }
+    let notes = [thread_note, default_note].into_iter().flatten().collect();
+    let entry = ConfEntry {
+        ia_name,
+        api_major,
+        api_minor,
+        thread_safe,
+        library,
+        provider_version: String::from_utf8_lossy(&provider_version).into_owned(),
+        instance_data,
+        platform_data: String::from_utf8_lossy(&platform).into_owned(),
+        line,
+    };
+    Ok(Record::Installed(entry, notes))
+}
+
+/// Field 2: `u` or `k`, decimal major, `.`, decimal minor (empty digits read as 0).
+fn parse_api_version(field: &[u8]) -> Result<(ApiType, u32, u32), String> {
+    let bad = |why: &str| {
+        format!(
+            "field 2 (API version) {}: {why}, expected u<major>.<minor>",
+            excerpt(field)
+        )
+    };
+    let (api_type, numbers) = match field.split_first() {
+        Some((b'u', rest)) => (ApiType::User, rest),
+        Some((b'k', rest)) => (ApiType::Kernel, rest),
+        _ => return Err(bad("does not start with 'u' or 'k'")),
+    };
+    let dot = numbers
+        .iter()
+        .position(|&b| b == b'.')
+        .ok_or_else(|| bad("no '.'"))?;
+    let (major, minor) = (&numbers[..dot], &numbers[dot + 1..]);
+    let major = decimal(major).ok_or_else(|| bad("major is not a 32-bit decimal number"))?;
+    let minor = decimal(minor).ok_or_else(|| bad("minor is not a 32-bit decimal number"))?;
+    Ok((api_type, major, minor))
+}
+
+/// Decimal digits to `u32`; empty reads as 0 (reference `strtol`), any other
+/// byte or an overflow gives `None`.
+fn decimal(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0u32, |acc, &d| {
+        if d.is_ascii_digit() {
+            acc.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+/// Fields 3 and 4: `positive` → true, `negative` → false, by prefix as the
+/// reference; returns a note when the match was only a prefix.
+fn parse_keyword(
+    field: &[u8],
+    number: usize,
+    name: &str,
+    positive: &str,
+    negative: &str,
+) -> Result<(bool, Option<String>), String> {
+    for (keyword, value) in [(positive, true), (negative, false)] {
+        if field.starts_with(keyword.as_bytes()) {
+            let note = (field.len() != keyword.len()).then(|| {
+                format!(
+                    "field {number} ({name}) {} read as '{keyword}' \
+                     (prefix match, as the reference libdat); record installed",
+                    excerpt(field)
+                )
+            });
+            return Ok((value, note));
+        }
+    }
+    Err(format!(
+        "field {number} ({name}) {}: expected '{positive}' or '{negative}'",
+        excerpt(field)
+    ))
+}
+
+/// Field 6: `<id>.<major>.<minor>`, non-empty id and non-empty digit strings.
+fn check_provider_version(field: &[u8]) -> Result<(), String> {
+    let mut parts = field.splitn(2, |&b| b == b'.');
+    let id = parts.next().unwrap_or_default();
+    let numbers = parts.next().unwrap_or_default();
+    let mut digits = numbers.split(|&b| b == b'.');
+    let well_formed = !id.is_empty()
+        && digits.clone().count() == 2
+        && digits.all(|d| !d.is_empty() && d.iter().all(u8::is_ascii_digit));
+    if well_formed {
+        Ok(())
+    } else {
+        Err(format!(
+            "field 6 (provider version) {}: expected <id>.<major>.<minor>",
+            excerpt(field)
+        ))
+    }
+}
+
+/// A field quoted for a warning: lossy UTF-8, escaped, cut to a sane length.
+fn excerpt(field: &[u8]) -> String {
+    let text = String::from_utf8_lossy(field);
+    let mut out: String = text.chars().take(EXCERPT_MAX).collect();
+    if text.chars().count() > EXCERPT_MAX {
+        out.push_str("...");
+    }
+    format!("{out:?}")
+}
+
+/// Parameters for the built-in provider, parsed from field 7.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BuiltinParams {
+    /// `transport=` value: `tcp`, `shm` or `verbs`.
+    pub transport: Option<String>,
+    /// `netdev=` / `if=` value, or the first bare token.
+    pub netdev: Option<String>,
+    /// `port=` value, or a bare number after the network device.
+    pub port: Option<u32>,
+    /// Tokens not understood (unknown keys, bad values, extra bare tokens), verbatim.
+    pub unknown: Vec<String>,
+}
+
+/// Transports the built-in provider knows.
+const TRANSPORTS: [&str; 3] = ["tcp", "shm", "verbs"];
+
+/// Parses the built-in provider's instance data: whitespace-separated
+/// `transport=`, `netdev=` (alias `if=`) and `port=` parameters, or OFED-style
+/// bare words (`"ib0 0"`: first bare word is the network device, a bare number
+/// after the device is the port). A later `key=value` overrides an earlier
+/// one; anything not understood (unknown key, unknown transport, empty value,
+/// port that is not a `u32`, surplus bare word) lands in `unknown` verbatim, so
+/// the caller can warn about it.
+pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
+    let mut params = BuiltinParams::default();
+    for token in instance_data.split_ascii_whitespace() {
+        let understood = match token.split_once('=') {
+            Some(("transport", value)) if TRANSPORTS.contains(&value) => {
+                params.transport = Some(value.to_owned());
+                true
+            }
+            Some(("netdev" | "if", value)) if !value.is_empty() => {
+                params.netdev = Some(value.to_owned());
+                true
+            }
+            Some(("port", value)) => value.parse().map(|port| params.port = Some(port)).is_ok(),
+            Some(_) => false,
+            None if params.netdev.is_none() => {
+                params.netdev = Some(token.to_owned());
+                true
+            }
+            None if params.port.is_none() => {
+                token.parse().map(|port| params.port = Some(port)).is_ok()
+            }
+            None => false,
+        };
+        if !understood {
+            params.unknown.push(token.to_owned());
+        }
+    }
+    params
+}
+
+/// True when field 5 names the built-in provider (basename `libdat.so.1`, `libdat.so`, or exactly `builtin`).
+pub fn is_builtin_library(library: &str) -> bool {
+    let basename = library.rsplit('/').next().unwrap_or(library);
+    library == "builtin" || basename == "libdat.so.1" || basename == "libdat.so"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OFED: &str =
+        "OpenIB-cma u1.2 nonthreadsafe default libdaplcma.so.1 dapl.1.2 \"ib0 0\" \"\"";
+    const ILLUMOS: &str = "ibp0  u1.2  nonthreadsafe  default  udapl_tavor.so.1  SUNW.1.0  \" \"  \"driver_name=tavor\"";
+
+    fn one(text: &str) -> ConfEntry {
+        let (entries, warnings) = parse(text.as_bytes());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        entries.into_iter().next().unwrap()
+    }
+
+    /// Parses `text`; asserts nothing is installed and returns the warnings.
+    fn none(text: &str) -> Vec<ConfWarning> {
+        let (entries, warnings) = parse(text.as_bytes());
+        assert!(entries.is_empty(), "{entries:?}");
+        warnings
+    }
+
+    /// A record with field `n` (1-based) replaced by `value`.
+    fn with_field(n: usize, value: &str) -> String {
+        let mut fields = [
+            "ia",
+            "u1.2",
+            "nonthreadsafe",
+            "default",
+            "lib.so",
+            "x.1.0",
+            "i",
+            "p",
+        ];
+        fields[n - 1] = value;
+        fields.join(" ")
+    }
+
+    fn assert_skipped(text: &str, line: usize, needle: &str) {
+        let warnings = none(text);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].line, line);
+        assert!(warnings[0].message.contains(needle), "{warnings:?}");
+        assert!(
+            warnings[0].message.ends_with("record skipped"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn ofed_line() {
+        let e = one(OFED);
+        assert_eq!(e.ia_name, b"OpenIB-cma");
+        assert_eq!((e.api_major, e.api_minor, e.thread_safe), (1, 2, false));
+        assert_eq!(e.library, "libdaplcma.so.1");
+        assert_eq!(e.provider_version, "dapl.1.2");
+        assert_eq!(e.instance_data, "ib0 0");
+        assert_eq!(e.platform_data, "");
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn illumos_datadm_line() {
+        let e = one(&format!("{ILLUMOS}\n"));
+        assert_eq!(e.ia_name, b"ibp0");
+        assert_eq!((e.api_major, e.api_minor, e.thread_safe), (1, 2, false));
+        assert_eq!(e.library, "udapl_tavor.so.1");
+        assert_eq!(e.provider_version, "SUNW.1.0");
+        assert_eq!(e.instance_data, " ");
+        assert_eq!(e.platform_data, "driver_name=tavor");
+    }
+
+    #[test]
+    fn empty_and_comment_only_files() {
+        assert_eq!(parse(b""), (vec![], vec![]));
+        assert_eq!(parse(b"\n\n  \t \n"), (vec![], vec![]));
+        let header = "# DAT configuration file\n#\n# IAname version threadsafe default \
+                      library-path provider-version instance-data platform-information\n";
+        assert_eq!(parse(header.as_bytes()), (vec![], vec![]));
+    }
+
+    #[test]
+    fn no_trailing_newline_and_line_numbers() {
+        let text = format!("# header\n\n{OFED}\n  # indented comment\n{ILLUMOS}");
+        let (entries, warnings) = parse(text.as_bytes());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].line, 3);
+        assert_eq!(entries[1].line, 5);
+        assert_eq!(entries[1].platform_data, "driver_name=tavor");
+    }
+
+    #[test]
+    fn thread_safe_and_other_versions() {
+        let e = one(&with_field(3, "threadsafe"));
+        assert!(e.thread_safe);
+        let e = one(&with_field(2, "u2.0"));
+        assert_eq!((e.api_major, e.api_minor), (2, 0));
+        let e = one(&with_field(2, "u10.15"));
+        assert_eq!((e.api_major, e.api_minor), (10, 15));
+        let e = one(&with_field(2, "u4294967295.007"));
+        assert_eq!((e.api_major, e.api_minor), (u32::MAX, 7));
+    }
+
+    #[test]
+    fn empty_version_digits_read_as_zero() {
+        let e = one(&with_field(2, "u.2"));
+        assert_eq!((e.api_major, e.api_minor), (0, 2));
+        let e = one(&with_field(2, "u1."));
+        assert_eq!((e.api_major, e.api_minor), (1, 0));
+        let e = one(&with_field(2, "u."));
+        assert_eq!((e.api_major, e.api_minor), (0, 0));
+    }
+
+    #[test]
+    fn only_user_default_records_installed_silently() {
+        assert!(none(&with_field(2, "k1.2")).is_empty());
+        assert!(none(&with_field(4, "nondefault")).is_empty());
+        let both = with_field(2, "k1.2").replace(" default ", " nondefault ");
+        assert!(none(&both).is_empty());
+        // Not-installed records skip the name-length check too.
+        let long = "n".repeat(300);
+        assert!(none(&with_field(2, "k1.2").replacen("ia", &long, 1)).is_empty());
+    }
+
+    #[test]
+    fn malformed_kernel_record_still_warns() {
+        assert_skipped(&with_field(2, "k1"), 1, "field 2");
+        assert_skipped(
+            &with_field(3, "maybe").replace("u1.2", "k1.2"),
+            1,
+            "field 3",
+        );
+    }
+
+    #[test]
+    fn invalid_api_version() {
+        for bad in [
+            "1.2", "U1.2", "x1.2", "u1", "u", "k", "u1.2.3", "u1.x", "ua.2", "u+1.2",
+        ] {
+            assert_skipped(&with_field(2, bad), 1, "field 2");
+        }
+        assert_skipped(&with_field(2, "\"\""), 1, "field 2");
+        assert_skipped(&with_field(2, "u4294967296.0"), 1, "32-bit");
+        assert_skipped(&with_field(2, "u1.99999999999"), 1, "32-bit");
+    }
+
+    #[test]
+    fn invalid_thread_safety_and_default() {
+        for bad in [
+            "thread-safe",
+            "yes",
+            "\"\"",
+            "nonthread",
+            "THREADSAFE",
+            "safe",
+        ] {
+            assert_skipped(&with_field(3, bad), 1, "field 3");
+        }
+        for bad in ["defualt", "no", "\"\"", "non", "Default"] {
+            assert_skipped(&with_field(4, bad), 1, "field 4");
+        }
+    }
+
+    #[test]
+    fn keyword_prefix_match_installs_with_warning() {
+        let (entries, warnings) = parse(with_field(3, "threadsafeX").as_bytes());
+        assert_eq!(entries.len(), 1);
+        assert!(entries[0].thread_safe);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].message.contains("field 3"), "{warnings:?}");
+        assert!(warnings[0].message.contains("installed"), "{warnings:?}");
+
+        let text = format!("# c\n{}", with_field(4, "defaults"));
+        let (entries, warnings) = parse(text.as_bytes());
+        assert_eq!(entries.len(), 1);
+        assert!(!entries[0].thread_safe);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].line, 2);
+        assert!(warnings[0].message.contains("field 4"), "{warnings:?}");
+
+        let (entries, warnings) = parse(with_field(3, "nonthreadsafe2").as_bytes());
+        assert!(!entries[0].thread_safe);
+        assert_eq!(warnings.len(), 1);
+        // A prefix match on a record that is not installed says nothing.
+        assert!(none(&with_field(4, "nondefaultX")).is_empty());
+    }
+
+    #[test]
+    fn invalid_provider_version() {
+        for bad in [
+            "SUNW",
+            "SUNW.1",
+            "SUNW.",
+            "SUNW..0",
+            "SUNW.1.",
+            ".1.0",
+            "SUNW.1.0.0",
+            "SUNW.a.0",
+            "SUNW.1.0a",
+            "\"\"",
+        ] {
+            assert_skipped(&with_field(6, bad), 1, "field 6");
+        }
+        for good in [
+            "SUNW.1.0",
+            "dapl.1.2",
+            "1.2.3",
+            "a-b_c.10.200",
+            "x.99999999999999.0",
+        ] {
+            assert_eq!(one(&with_field(6, good)).provider_version, good);
+        }
+    }
+
+    #[test]
+    fn wrong_field_count() {
+        let seven = "ia u1.2 nonthreadsafe default lib.so x.1.0 \"i\"";
+        assert_skipped(seven, 1, "7 field(s)");
+        assert_skipped(&format!("{seven} p q"), 1, "9 field(s)");
+        assert_skipped("ia", 1, "1 field(s)");
+        assert_skipped(&format!("{OFED} extra # trailing"), 1, "9 field(s)");
+    }
+
+    #[test]
+    fn malformed_record_does_not_stop_parsing() {
+        let text = format!("{OFED}\nbroken line\n\n{ILLUMOS}\n");
+        let (entries, warnings) = parse(text.as_bytes());
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].line, 4);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].line, 2);
+        assert_eq!(
+            warnings[0].to_string(),
+            format!("dat.conf line 2: {}", warnings[0].message)
+        );
+    }
+
+    #[test]
+    fn comments_where_a_token_starts() {
+        let e = one(&format!("{OFED} # trailing comment \"unterminated"));
+        assert_eq!(e.instance_data, "ib0 0");
+        let e = one(&format!("{OFED}#glued to the closing quote"));
+        assert_eq!(e.platform_data, "");
+        let e = one(&format!("{}\t#tab then comment", with_field(8, "plat")));
+        assert_eq!(e.platform_data, "plat");
+        // A comment mid-record ends it early: only 4 fields remain.
+        assert_skipped(
+            "ia u1.2 nonthreadsafe default # lib x.1.0 i p",
+            1,
+            "4 field(s)",
+        );
+    }
+
+    #[test]
+    fn hash_inside_a_token_is_literal() {
+        let e = one(&with_field(1, "ia#1").replace("p", "p#q"));
+        assert_eq!(e.ia_name, b"ia#1");
+        assert_eq!(e.platform_data, "p#q");
+        let e = one(&with_field(7, "\"# not a comment\""));
+        assert_eq!(e.instance_data, "# not a comment");
+    }
+
+    #[test]
+    fn quoted_tokens() {
+        let e = one(&with_field(7, r#""a  b\tc""#));
+        assert_eq!(e.instance_data, "a  btc");
+        let e = one(&with_field(7, r#""say \"hi\" \\ done""#));
+        assert_eq!(e.instance_data, r#"say "hi" \ done"#);
+        let e = one(&with_field(7, "\"\""));
+        assert_eq!(e.instance_data, "");
+        let e = one(&with_field(7, "\" \""));
+        assert_eq!(e.instance_data, " ");
+        let e = one(&with_field(7, "\"tab\there\""));
+        assert_eq!(e.instance_data, "tab\there");
+        // Every field may be quoted, the IA name included.
+        let e =
+            one("\"my ia\" \"u1.2\" \"threadsafe\" \"default\" \"/opt/x y/lib.so\" \"v.1.0\" i p");
+        assert_eq!(e.ia_name, b"my ia");
+        assert_eq!(e.library, "/opt/x y/lib.so");
+        // An empty IA name is accepted (the reference does).
+        assert_eq!(one(&with_field(1, "\"\"")).ia_name, b"");
+    }
+
+    #[test]
+    fn quote_ends_tokens() {
+        // After a closing quote a new token starts, blank or not.
+        let e = one("ia u1.2 nonthreadsafe default lib.so x.1.0 \"i\"p");
+        assert_eq!(
+            (e.instance_data.as_str(), e.platform_data.as_str()),
+            ("i", "p")
+        );
+        // An unescaped quote inside an unquoted token ends it, quote kept.
+        let e = one("ia u1.2 nonthreadsafe default lib.so x.1.0 a\"b");
+        assert_eq!(
+            (e.instance_data.as_str(), e.platform_data.as_str()),
+            ("a\"", "b")
+        );
+        // An escaped one does not, and backslashes stay in unquoted tokens.
+        let e = one(r#"ia u1.2 nonthreadsafe default C:\lib\x.so x.1.0 a\"b p"#);
+        assert_eq!(e.library, r"C:\lib\x.so");
+        assert_eq!(e.instance_data, r#"a\"b"#);
+        let e = one(r#"ia u1.2 nonthreadsafe default lib.so x.1.0 a\\"b"#);
+        assert_eq!(
+            (e.instance_data.as_str(), e.platform_data.as_str()),
+            (r#"a\\""#, "b")
+        );
+        // The first character never escapes the second (reference quirk).
+        let e = one(r#"ia u1.2 nonthreadsafe default lib.so x.1.0 \"b"#);
+        assert_eq!(
+            (e.instance_data.as_str(), e.platform_data.as_str()),
+            (r#"\""#, "b")
+        );
+    }
+
+    #[test]
+    fn unterminated_quote_resumes_at_next_line() {
+        let text = format!("{OFED}\nia u1.2 nonthreadsafe default lib x.1.0 \"open\n{ILLUMOS}\n");
+        let (entries, warnings) = parse(text.as_bytes());
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].ia_name, b"ibp0");
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].line, 2);
+        assert!(warnings[0].message.contains("unterminated"), "{warnings:?}");
+        // Escaped closing quote, quote at end of file, lone quote.
+        assert_skipped(&with_field(8, r#""p\""#), 1, "unterminated");
+        assert_skipped("\"", 1, "unterminated");
+        assert_skipped("# ok\n\"", 2, "unterminated");
+        // A tokenizer error wins even when an earlier field is bad as well.
+        assert_skipped("ia x \"", 1, "unterminated");
+    }
+
+    #[test]
+    fn crlf_lines() {
+        let text = format!(
+            "# comment\r\n{OFED}\r\n{ILLUMOS}\r\n\r\n{}\r",
+            with_field(8, "plain")
+        );
+        let (entries, warnings) = parse(text.as_bytes());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[0].platform_data, "");
+        assert_eq!(entries[1].platform_data, "driver_name=tavor");
+        assert_eq!(entries[2].platform_data, "plain");
+        assert_eq!(entries[2].line, 5);
+        // Only one \r is removed; elsewhere \r is an ordinary byte.
+        let e = one(&format!("{}\r\r\n", with_field(8, "p")));
+        assert_eq!(e.platform_data, "p\r");
+        assert_eq!(one(&with_field(1, "a\rb")).ia_name, b"a\rb");
+        assert_skipped(&format!("{OFED} \r\r\n"), 1, "9 field(s)");
+    }
+
+    #[test]
+    fn form_feed_and_vertical_tab_are_not_blanks() {
+        assert_skipped(
+            "ia\x0bu1.2 nonthreadsafe default lib x.1.0 i p",
+            1,
+            "7 field(s)",
+        );
+        assert_eq!(one(&with_field(8, "p\x0c")).platform_data, "p\x0c");
+    }
+
+    #[test]
+    fn ia_name_length_limit() {
+        let ok = "n".repeat(255);
+        assert_eq!(one(&with_field(1, &ok)).ia_name.len(), 255);
+        let long = "n".repeat(256);
+        assert_skipped(&format!("#\n{}", with_field(1, &long)), 2, "field 1");
+        let quoted = format!("\"{}\"", "n".repeat(256));
+        assert_skipped(&with_field(1, &quoted), 1, "256 bytes");
+    }
+
+    #[test]
+    fn raw_bytes_and_utf8() {
+        let mut text = b"ia\xff ".to_vec();
+        text.extend_from_slice(b"u1.2 threadsafe default lib.so id\xfe.1.0 i p\xfd");
+        let (entries, warnings) = parse(&text);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(entries[0].ia_name, b"ia\xff");
+        assert_eq!(entries[0].provider_version, "id\u{fffd}.1.0");
+        assert_eq!(entries[0].platform_data, "p\u{fffd}");
+        assert_eq!(one(&with_field(7, "\"ünïcode\"")).instance_data, "ünïcode");
+
+        let bad_lib = b"ia u1.2 threadsafe default lib\xff.so x.1.0 i p";
+        let (entries, warnings) = parse(bad_lib);
+        assert!(entries.is_empty());
+        assert!(warnings[0].message.contains("field 5"), "{warnings:?}");
+        let bad_instance = b"ia u1.2 threadsafe default lib x.1.0 \"\xc3\" p";
+        let (entries, warnings) = parse(bad_instance);
+        assert!(entries.is_empty());
+        assert!(warnings[0].message.contains("field 7"), "{warnings:?}");
+
+        assert_skipped(&with_field(1, "i\0a"), 1, "field 1 contains a NUL");
+        assert_skipped(&with_field(8, "\"p\0\""), 1, "field 8 contains a NUL");
+        // A NUL inside a comment is harmless.
+        assert_eq!(one(&format!("{OFED} # \0")).line, 1);
+    }
+
+    #[test]
+    fn duplicates_kept_in_file_order() {
+        let second = OFED.replace("libdaplcma.so.1", "other.so");
+        let text = format!("{OFED}\n{second}\n{}\n", with_field(2, "u2.0"));
+        let (entries, warnings) = parse(text.as_bytes());
+        assert!(warnings.is_empty());
+        let libs: Vec<_> = entries.iter().map(|e| e.library.as_str()).collect();
+        assert_eq!(libs, ["libdaplcma.so.1", "other.so", "lib.so"]);
+        assert_eq!(entries[0].ia_name, entries[1].ia_name);
+    }
+
+    #[test]
+    fn warning_excerpts_are_bounded() {
+        let long = format!("u{}", "9".repeat(10_000));
+        let warnings = none(&with_field(2, &long));
+        assert!(
+            warnings[0].message.len() < 300,
+            "{}",
+            warnings[0].message.len()
+        );
+        assert!(warnings[0].message.contains("..."));
+    }
+
+    #[test]
+    fn parse_file_reads_and_reports_missing() {
+        let dir = std::env::temp_dir().join(format!("udapl-conf-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("dat.conf");
+        std::fs::write(&path, format!("{OFED}\nbad\n")).unwrap();
+        let (entries, warnings) = parse_file(&path).unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(warnings.len(), 1);
+        let missing = parse_file(&dir.join("missing.conf")).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn example_file_parses_cleanly() {
+        let text = include_bytes!("../../dat.conf.example");
+        let (entries, warnings) = parse(text);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(entries.len() >= 3, "{entries:?}");
+        assert!(entries.iter().any(|e| is_builtin_library(&e.library)));
+        assert!(entries.iter().any(|e| !is_builtin_library(&e.library)));
+        for e in entries.iter().filter(|e| is_builtin_library(&e.library)) {
+            assert!(
+                parse_builtin_params(&e.instance_data).unknown.is_empty(),
+                "{e:?}"
+            );
+        }
+    }
+
+    /// Random byte garbage, biased toward the tokenizer's special bytes, never panics.
+    #[test]
+    fn garbage_never_panics() {
+        const ALPHABET: &[u8] = b" \t\n\r\"\\#.uk0123456789defaultthreadsafe\0\xff";
+        for seed in [1u64, 7, 42, 1234, 0xdead_beef, u64::MAX] {
+            let mut state = seed;
+            let mut next = || {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (state >> 33) as usize
+            };
+            let raw: Vec<u8> = (0..4096).map(|_| next() as u8).collect();
+            let biased: Vec<u8> = (0..4096)
+                .map(|_| ALPHABET[next() % ALPHABET.len()])
+                .collect();
+            // A valid file with some bytes overwritten reaches the field checks.
+            let mut mutated = format!("{OFED}\n{ILLUMOS}\n").repeat(40).into_bytes();
+            for _ in 0..64 {
+                let at = next() % mutated.len();
+                mutated[at] = ALPHABET[next() % ALPHABET.len()];
+            }
+            for (buf, mostly_valid) in [(raw, false), (biased, false), (mutated, true)] {
+                let (entries, warnings) = parse(&buf);
+                let lines = buf.split(|&b| b == b'\n').count();
+                assert!(entries.len() + warnings.len() <= 3 * lines);
+                if mostly_valid {
+                    assert!(entries.len() >= 10, "seed {seed}: {}", entries.len());
+                    assert!(!warnings.is_empty(), "seed {seed}");
+                }
+                for e in &entries {
+                    assert!(e.line >= 1 && e.line <= lines);
+                    assert!(e.ia_name.len() < 256);
+                    let _ = parse_builtin_params(&e.instance_data);
+                }
+                for w in &warnings {
+                    assert!(w.line >= 1 && w.line <= lines);
+                }
+                let _ = parse_builtin_params(&String::from_utf8_lossy(&buf));
+            }
+        }
+    }
+
+    #[test]
+    fn builtin_key_value_params() {
+        let p = parse_builtin_params("transport=tcp netdev=eth0 port=1");
+        assert_eq!(p.transport.as_deref(), Some("tcp"));
+        assert_eq!(p.netdev.as_deref(), Some("eth0"));
+        assert_eq!(p.port, Some(1));
+        assert!(p.unknown.is_empty());
+        let p = parse_builtin_params("\ttransport=shm  if=lo\n");
+        assert_eq!(p.transport.as_deref(), Some("shm"));
+        assert_eq!(p.netdev.as_deref(), Some("lo"));
+        assert_eq!(p.port, None);
+        assert_eq!(
+            parse_builtin_params("transport=verbs").transport.as_deref(),
+            Some("verbs")
+        );
+        assert_eq!(parse_builtin_params(""), BuiltinParams::default());
+        assert_eq!(parse_builtin_params(" "), BuiltinParams::default());
+    }
+
+    #[test]
+    fn builtin_bare_ofed_params() {
+        let p = parse_builtin_params("ib0 0");
+        assert_eq!(p.netdev.as_deref(), Some("ib0"));
+        assert_eq!(p.port, Some(0));
+        assert!(p.unknown.is_empty());
+        let p = parse_builtin_params("ib0 2 transport=verbs");
+        assert_eq!((p.netdev.as_deref(), p.port), (Some("ib0"), Some(2)));
+        assert_eq!(p.transport.as_deref(), Some("verbs"));
+        let p = parse_builtin_params("netdev=eth1 3");
+        assert_eq!((p.netdev.as_deref(), p.port), (Some("eth1"), Some(3)));
+        // Surplus bare words are unknown; the first bare word wins.
+        let p = parse_builtin_params("ib0 1 ib1 2");
+        assert_eq!((p.netdev.as_deref(), p.port), (Some("ib0"), Some(1)));
+        assert_eq!(p.unknown, ["ib1", "2"]);
+        let p = parse_builtin_params("ib0 x");
+        assert_eq!(p.unknown, ["x"]);
+    }
+
+    #[test]
+    fn builtin_bad_params_are_unknown() {
+        let p = parse_builtin_params(
+            "transport=udp transport=TCP netdev= port=-1 port=x port=99999999999 driver_name=tavor =v",
+        );
+        assert_eq!(p.transport, None);
+        assert_eq!(p.netdev, None);
+        assert_eq!(p.port, None);
+        assert_eq!(
+            p.unknown,
+            [
+                "transport=udp",
+                "transport=TCP",
+                "netdev=",
+                "port=-1",
+                "port=x",
+                "port=99999999999",
+                "driver_name=tavor",
+                "=v"
+            ]
+        );
+        // A later key overrides an earlier one.
+        let p = parse_builtin_params("transport=tcp transport=shm if=a netdev=b port=1 port=2");
+        assert_eq!(p.transport.as_deref(), Some("shm"));
+        assert_eq!(p.netdev.as_deref(), Some("b"));
+        assert_eq!(p.port, Some(2));
+    }
+
+    #[test]
+    fn builtin_library_names() {
+        for yes in [
+            "libdat.so.1",
+            "libdat.so",
+            "builtin",
+            "/usr/lib/libdat.so.1",
+            "/usr/local/lib64/libdat.so",
+            "./libdat.so.1",
+        ] {
+            assert!(is_builtin_library(yes), "{yes}");
+        }
+        for no in [
+            "libdaplcma.so.1",
+            "udapl_tavor.so.1",
+            "libdat.so.2",
+            "libdat.so.1.0",
+            "libdat2.so",
+            "Builtin",
+            "/opt/builtin",
+            "builtin.so",
+            "libdat.so.1/",
+            "",
+        ] {
+            assert!(!is_builtin_library(no), "{no}");
+        }
+    }
+}
