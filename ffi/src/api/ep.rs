@@ -1,0 +1,663 @@
+//! Endpoint, service point, connection request and SRQ entry points.
+//!
+//! Handles of third-party providers are dispatched to them. For this
+//! library's own objects the connection layer is not in this build yet: the
+//! creators validate their IA and return `DAT_NOT_IMPLEMENTED`, and since no
+//! such object of ours can exist, every other handle is
+//! `DAT_INVALID_HANDLE` with the subtype of its type.
+
+use udapl::error::Sub;
+use udapl::object::{absent, connection_layer_pending, ia};
+
+use crate::boundary::entry;
+use crate::types::*;
+
+/// Creates an endpoint.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_create(
+    ia_handle: DAT_IA_HANDLE,
+    pz_handle: DAT_PZ_HANDLE,
+    recv_evd_handle: DAT_EVD_HANDLE,
+    request_evd_handle: DAT_EVD_HANDLE,
+    connect_evd_handle: DAT_EVD_HANDLE,
+    ep_attributes: *const DAT_EP_ATTR,
+    ep_handle: *mut DAT_EP_HANDLE,
+) -> DAT_RETURN {
+    entry!(ia_handle, Sub::HandleIa, ep_create_func(ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, ep_attributes, ep_handle), {
+        let _ = (pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, ep_attributes, ep_handle,);
+        ia::lookup(ia_handle as usize)?;
+        connection_layer_pending()
+    })
+}
+
+/// Creates an endpoint that receives through a shared receive queue.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dat_ep_create_with_srq(
+    ia_handle: DAT_IA_HANDLE,
+    pz_handle: DAT_PZ_HANDLE,
+    recv_evd_handle: DAT_EVD_HANDLE,
+    request_evd_handle: DAT_EVD_HANDLE,
+    connect_evd_handle: DAT_EVD_HANDLE,
+    srq_handle: DAT_SRQ_HANDLE,
+    ep_attributes: *const DAT_EP_ATTR,
+    ep_handle: *mut DAT_EP_HANDLE,
+) -> DAT_RETURN {
+    entry!(ia_handle, Sub::HandleIa, ep_create_with_srq_func(ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, srq_handle, ep_attributes, ep_handle), {
+        let _ = (pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, srq_handle, ep_attributes, ep_handle,);
+        ia::lookup(ia_handle as usize)?;
+        connection_layer_pending()
+    })
+}
+
+/// Returns endpoint parameters.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_query(
+    ep_handle: DAT_EP_HANDLE,
+    ep_param_mask: DAT_EP_PARAM_MASK,
+    ep_param: *mut DAT_EP_PARAM,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_query_func(ep_handle, ep_param_mask, ep_param), {
+        let _ = (ep_param_mask, ep_param,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Changes endpoint parameters.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_modify(
+    ep_handle: DAT_EP_HANDLE,
+    ep_param_mask: DAT_EP_PARAM_MASK,
+    ep_param: *const DAT_EP_PARAM,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_modify_func(ep_handle, ep_param_mask, ep_param), {
+        let _ = (ep_param_mask, ep_param,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Requests a connection to a remote service point.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dat_ep_connect(
+    ep_handle: DAT_EP_HANDLE,
+    remote_ia_address: DAT_IA_ADDRESS_PTR,
+    remote_conn_qual: DAT_CONN_QUAL,
+    timeout: DAT_TIMEOUT,
+    private_data_size: DAT_COUNT,
+    private_data: DAT_PVOID,
+    qos: DAT_QOS,
+    connect_flags: DAT_CONNECT_FLAGS,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_connect_func(ep_handle, remote_ia_address, remote_conn_qual, timeout, private_data_size, private_data, qos, connect_flags), {
+        let _ = (remote_ia_address, remote_conn_qual, timeout, private_data_size, private_data, qos, connect_flags,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Connects to the peer of another connected endpoint.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_dup_connect(
+    ep_handle: DAT_EP_HANDLE,
+    ep_dup_handle: DAT_EP_HANDLE,
+    timeout: DAT_TIMEOUT,
+    private_data_size: DAT_COUNT,
+    private_data: DAT_PVOID,
+    qos: DAT_QOS,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_dup_connect_func(ep_handle, ep_dup_handle, timeout, private_data_size, private_data, qos), {
+        let _ = (ep_dup_handle, timeout, private_data_size, private_data, qos,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Disconnects an endpoint.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_disconnect(
+    ep_handle: DAT_EP_HANDLE,
+    close_flags: DAT_CLOSE_FLAGS,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_disconnect_func(ep_handle, close_flags), {
+        let _ = (close_flags,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Posts a send.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_send(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_post_send_func(ep_handle, num_segments, local_iov, user_cookie, completion_flags), {
+        let _ = (num_segments, local_iov, user_cookie, completion_flags,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Posts a receive buffer.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_recv(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_post_recv_func(ep_handle, num_segments, local_iov, user_cookie, completion_flags), {
+        let _ = (num_segments, local_iov, user_cookie, completion_flags,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Posts an RDMA Read.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_rdma_read(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    remote_iov: *const DAT_RMR_TRIPLET,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_post_rdma_read_func(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags), {
+        let _ = (num_segments, local_iov, user_cookie, remote_iov, completion_flags,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Posts an RDMA Write.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_rdma_write(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    remote_iov: *const DAT_RMR_TRIPLET,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_post_rdma_write_func(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags), {
+        let _ = (num_segments, local_iov, user_cookie, remote_iov, completion_flags,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Returns the endpoint state and whether its queues are idle.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_get_status(
+    ep_handle: DAT_EP_HANDLE,
+    ep_state: *mut DAT_EP_STATE,
+    recv_idle: *mut DAT_BOOLEAN,
+    request_idle: *mut DAT_BOOLEAN,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_get_status_func(ep_handle, ep_state, recv_idle, request_idle), {
+        let _ = (ep_state, recv_idle, request_idle,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Destroys an endpoint.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_free(
+    ep_handle: DAT_EP_HANDLE,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_free_func(ep_handle), {
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Returns a disconnected endpoint to the unconnected state.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_reset(
+    ep_handle: DAT_EP_HANDLE,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_reset_func(ep_handle), {
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Reports receive buffer usage of an endpoint.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_recv_query(
+    ep_handle: DAT_EP_HANDLE,
+    nbufs_allocated: *mut DAT_COUNT,
+    bufs_alloc_span: *mut DAT_COUNT,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_recv_query_func(ep_handle, nbufs_allocated, bufs_alloc_span), {
+        let _ = (nbufs_allocated, bufs_alloc_span,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Sets receive watermarks of an endpoint.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_set_watermark(
+    ep_handle: DAT_EP_HANDLE,
+    soft_high_watermark: DAT_COUNT,
+    hard_high_watermark: DAT_COUNT,
+) -> DAT_RETURN {
+    entry!(ep_handle, Sub::HandleEp, ep_set_watermark_func(ep_handle, soft_high_watermark, hard_high_watermark), {
+        let _ = (soft_high_watermark, hard_high_watermark,);
+        absent(Sub::HandleEp)
+    })
+}
+
+/// Creates a public service point.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+#[no_mangle]
+pub unsafe extern "C" fn dat_psp_create(
+    ia_handle: DAT_IA_HANDLE,
+    conn_qual: DAT_CONN_QUAL,
+    evd_handle: DAT_EVD_HANDLE,
+    psp_flags: DAT_PSP_FLAGS,
+    psp_handle: *mut DAT_PSP_HANDLE,
+) -> DAT_RETURN {
+    entry!(ia_handle, Sub::HandleIa, psp_create_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle), {
+        let _ = (conn_qual, evd_handle, psp_flags, psp_handle,);
+        ia::lookup(ia_handle as usize)?;
+        connection_layer_pending()
+    })
+}
+
+/// Creates a public service point on a free connection qualifier.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+#[no_mangle]
+pub unsafe extern "C" fn dat_psp_create_any(
+    ia_handle: DAT_IA_HANDLE,
+    conn_qual: *mut DAT_CONN_QUAL,
+    evd_handle: DAT_EVD_HANDLE,
+    psp_flags: DAT_PSP_FLAGS,
+    psp_handle: *mut DAT_PSP_HANDLE,
+) -> DAT_RETURN {
+    entry!(ia_handle, Sub::HandleIa, psp_create_any_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle), {
+        let _ = (conn_qual, evd_handle, psp_flags, psp_handle,);
+        ia::lookup(ia_handle as usize)?;
+        connection_layer_pending()
+    })
+}
+
+/// Returns service point parameters.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_psp_query(
+    psp_handle: DAT_PSP_HANDLE,
+    psp_param_mask: DAT_PSP_PARAM_MASK,
+    psp_param: *mut DAT_PSP_PARAM,
+) -> DAT_RETURN {
+    entry!(psp_handle, Sub::HandlePsp, psp_query_func(psp_handle, psp_param_mask, psp_param), {
+        let _ = (psp_param_mask, psp_param,);
+        absent(Sub::HandlePsp)
+    })
+}
+
+/// Destroys a public service point.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_psp_free(
+    psp_handle: DAT_PSP_HANDLE,
+) -> DAT_RETURN {
+    entry!(psp_handle, Sub::HandlePsp, psp_free_func(psp_handle), {
+        absent(Sub::HandlePsp)
+    })
+}
+
+/// Creates a reserved service point.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+#[no_mangle]
+pub unsafe extern "C" fn dat_rsp_create(
+    ia_handle: DAT_IA_HANDLE,
+    conn_qual: DAT_CONN_QUAL,
+    ep_handle: DAT_EP_HANDLE,
+    evd_handle: DAT_EVD_HANDLE,
+    rsp_handle: *mut DAT_RSP_HANDLE,
+) -> DAT_RETURN {
+    entry!(ia_handle, Sub::HandleIa, rsp_create_func(ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle), {
+        let _ = (conn_qual, ep_handle, evd_handle, rsp_handle,);
+        ia::lookup(ia_handle as usize)?;
+        connection_layer_pending()
+    })
+}
+
+/// Returns reserved service point parameters.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_rsp_query(
+    rsp_handle: DAT_RSP_HANDLE,
+    rsp_param_mask: DAT_RSP_PARAM_MASK,
+    rsp_param: *mut DAT_RSP_PARAM,
+) -> DAT_RETURN {
+    entry!(rsp_handle, Sub::HandleRsp, rsp_query_func(rsp_handle, rsp_param_mask, rsp_param), {
+        let _ = (rsp_param_mask, rsp_param,);
+        absent(Sub::HandleRsp)
+    })
+}
+
+/// Destroys a reserved service point.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+#[no_mangle]
+pub unsafe extern "C" fn dat_rsp_free(
+    rsp_handle: DAT_RSP_HANDLE,
+) -> DAT_RETURN {
+    entry!(rsp_handle, Sub::HandleRsp, rsp_free_func(rsp_handle), {
+        absent(Sub::HandleRsp)
+    })
+}
+
+/// Returns connection request parameters.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+#[no_mangle]
+pub unsafe extern "C" fn dat_cr_query(
+    cr_handle: DAT_CR_HANDLE,
+    cr_param_mask: DAT_CR_PARAM_MASK,
+    cr_param: *mut DAT_CR_PARAM,
+) -> DAT_RETURN {
+    entry!(cr_handle, Sub::HandleCr, cr_query_func(cr_handle, cr_param_mask, cr_param), {
+        let _ = (cr_param_mask, cr_param,);
+        absent(Sub::HandleCr)
+    })
+}
+
+/// Accepts a connection request.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+#[no_mangle]
+pub unsafe extern "C" fn dat_cr_accept(
+    cr_handle: DAT_CR_HANDLE,
+    ep_handle: DAT_EP_HANDLE,
+    private_data_size: DAT_COUNT,
+    private_data: DAT_PVOID,
+) -> DAT_RETURN {
+    entry!(cr_handle, Sub::HandleCr, cr_accept_func(cr_handle, ep_handle, private_data_size, private_data), {
+        let _ = (ep_handle, private_data_size, private_data,);
+        absent(Sub::HandleCr)
+    })
+}
+
+/// Rejects a connection request.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+#[no_mangle]
+pub unsafe extern "C" fn dat_cr_reject(
+    cr_handle: DAT_CR_HANDLE,
+) -> DAT_RETURN {
+    entry!(cr_handle, Sub::HandleCr, cr_reject_func(cr_handle), {
+        absent(Sub::HandleCr)
+    })
+}
+
+/// Hands a connection request to another service point.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+#[no_mangle]
+pub unsafe extern "C" fn dat_cr_handoff(
+    cr_handle: DAT_CR_HANDLE,
+    handoff: DAT_CONN_QUAL,
+) -> DAT_RETURN {
+    entry!(cr_handle, Sub::HandleCr, cr_handoff_func(cr_handle, handoff), {
+        let _ = (handoff,);
+        absent(Sub::HandleCr)
+    })
+}
+
+/// Creates a shared receive queue.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+#[no_mangle]
+pub unsafe extern "C" fn dat_srq_create(
+    ia_handle: DAT_IA_HANDLE,
+    pz_handle: DAT_PZ_HANDLE,
+    srq_attr: *mut DAT_SRQ_ATTR,
+    srq_handle: *mut DAT_SRQ_HANDLE,
+) -> DAT_RETURN {
+    entry!(ia_handle, Sub::HandleIa, srq_create_func(ia_handle, pz_handle, srq_attr, srq_handle), {
+        let _ = (pz_handle, srq_attr, srq_handle,);
+        ia::lookup(ia_handle as usize)?;
+        connection_layer_pending()
+    })
+}
+
+/// Destroys a shared receive queue.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+#[no_mangle]
+pub unsafe extern "C" fn dat_srq_free(
+    srq_handle: DAT_SRQ_HANDLE,
+) -> DAT_RETURN {
+    entry!(srq_handle, Sub::HandleSrq, srq_free_func(srq_handle), {
+        absent(Sub::HandleSrq)
+    })
+}
+
+/// Posts a receive buffer to a shared receive queue.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+#[no_mangle]
+pub unsafe extern "C" fn dat_srq_post_recv(
+    srq_handle: DAT_SRQ_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+) -> DAT_RETURN {
+    entry!(srq_handle, Sub::HandleSrq, srq_post_recv_func(srq_handle, num_segments, local_iov, user_cookie), {
+        let _ = (num_segments, local_iov, user_cookie,);
+        absent(Sub::HandleSrq)
+    })
+}
+
+/// Returns shared receive queue parameters.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+#[no_mangle]
+pub unsafe extern "C" fn dat_srq_query(
+    srq_handle: DAT_SRQ_HANDLE,
+    srq_param_mask: DAT_SRQ_PARAM_MASK,
+    srq_param: *mut DAT_SRQ_PARAM,
+) -> DAT_RETURN {
+    entry!(srq_handle, Sub::HandleSrq, srq_query_func(srq_handle, srq_param_mask, srq_param), {
+        let _ = (srq_param_mask, srq_param,);
+        absent(Sub::HandleSrq)
+    })
+}
+
+/// Changes the capacity of a shared receive queue.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+#[no_mangle]
+pub unsafe extern "C" fn dat_srq_resize(
+    srq_handle: DAT_SRQ_HANDLE,
+    srq_max_recv_dto: DAT_COUNT,
+) -> DAT_RETURN {
+    entry!(srq_handle, Sub::HandleSrq, srq_resize_func(srq_handle, srq_max_recv_dto), {
+        let _ = (srq_max_recv_dto,);
+        absent(Sub::HandleSrq)
+    })
+}
+
+/// Sets the low watermark of a shared receive queue.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the call.
+///
+/// # Returns
+/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+#[no_mangle]
+pub unsafe extern "C" fn dat_srq_set_lw(
+    srq_handle: DAT_SRQ_HANDLE,
+    low_watermark: DAT_COUNT,
+) -> DAT_RETURN {
+    entry!(srq_handle, Sub::HandleSrq, srq_set_lw_func(srq_handle, low_watermark), {
+        let _ = (low_watermark,);
+        absent(Sub::HandleSrq)
+    })
+}

@@ -1,0 +1,17 @@
+//! The 72 exported DAT 1.2 functions, grouped by object.
+
+pub mod cno;
+pub mod ep;
+pub mod evd;
+pub mod ia;
+pub mod mem;
+pub mod misc;
+pub mod registry;
+
+pub use cno::*;
+pub use ep::*;
+pub use evd::*;
+pub use ia::*;
+pub use mem::*;
+pub use misc::*;
+pub use registry::*;

@@ -1,0 +1,103 @@
+//! `dat_registry_list_providers`, `dat_registry_add_provider`,
+//! `dat_registry_remove_provider`.
+
+use udapl::error::DatError;
+use udapl::registry::Opener;
+
+use crate::boundary::{guard, input, out};
+use crate::registry_glue::{info_of, key_of, registry};
+use crate::types::*;
+
+/// Lists the registry: dat.conf entries in file order, then the built-in IAs.
+///
+/// # Safety
+/// `dat_provider_list` holds `max_to_return` pointers to writable
+/// `DAT_PROVIDER_INFO` structs.
+///
+/// # Returns
+/// `DAT_SUCCESS` (as many entries copied as fit), `DAT_INVALID_PARAMETER`
+/// (ARG1 `max_to_return == 0`: the size probe, `*entries_returned` = size;
+/// ARG2 NULL count; ARG3 NULL list or element).
+#[no_mangle]
+pub unsafe extern "C" fn dat_registry_list_providers(
+    max_to_return: DAT_COUNT,
+    entries_returned: *mut DAT_COUNT,
+    dat_provider_list: *mut *mut DAT_PROVIDER_INFO,
+) -> DAT_RETURN {
+    guard(|| {
+        let r = (|| {
+            let count = out(entries_returned, 2)?;
+            let all = registry().list();
+            let size = i32::try_from(all.len()).unwrap_or(i32::MAX);
+            if max_to_return == 0 {
+                *count = size;
+                return Err(DatError::arg(1));
+            }
+            if dat_provider_list.is_null() {
+                *count = size;
+                return Err(DatError::arg(3));
+            }
+            let n = usize::try_from(max_to_return).unwrap_or(0).min(all.len());
+            for (i, key) in all.iter().take(n).enumerate() {
+                // SAFETY: the list holds at least `max_to_return` > i pointers.
+                let p = unsafe { *dat_provider_list.add(i) };
+                let Ok(slot) = out(p, 3) else {
+                    *count = size;
+                    return Err(DatError::arg(3));
+                };
+                *slot = info_of(key);
+            }
+            *count = i32::try_from(n).unwrap_or(i32::MAX);
+            Ok(())
+        })();
+        crate::boundary::code(r)
+    })
+}
+
+/// Called by a provider (normally from `dat_provider_init`) to make an IA
+/// name openable.
+///
+/// # Safety
+/// `provider` points at a `DAT_PROVIDER` that stays valid while registered;
+/// `provider_info` at a readable `DAT_PROVIDER_INFO`.
+///
+/// # Returns
+/// `DAT_SUCCESS`, `DAT_INVALID_PARAMETER` (ARG1, ARG2),
+/// `DAT_PROVIDER_ALREADY_REGISTERED`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_registry_add_provider(provider: *mut DAT_PROVIDER, provider_info: *const DAT_PROVIDER_INFO) -> DAT_RETURN {
+    guard(|| {
+        let r = (|| {
+            let p = input(provider as *const DAT_PROVIDER, 1)?;
+            let info = input(provider_info, 2)?;
+            let open_fn = p.ia_open_func.ok_or(DatError::arg(1))?;
+            let opener = if open_fn as usize == crate::api::ia::builtin_ia_open as *const () as usize {
+                Opener::Builtin(Default::default())
+            } else {
+                Opener::External { open_fn: open_fn as usize, provider: provider as usize }
+            };
+            registry().add_provider(key_of(info), opener)
+        })();
+        crate::boundary::code(r)
+    })
+}
+
+/// Called by a provider to remove an IA name from the registry.
+///
+/// # Safety
+/// Pointers are NULL or readable.
+///
+/// # Returns
+/// `DAT_SUCCESS`, `DAT_INVALID_PARAMETER` (ARG1, ARG2, or no such entry),
+/// `DAT_PROVIDER_IN_USE`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_registry_remove_provider(provider: *mut DAT_PROVIDER, provider_info: *const DAT_PROVIDER_INFO) -> DAT_RETURN {
+    guard(|| {
+        let r = (|| {
+            input(provider as *const DAT_PROVIDER, 1)?;
+            let info = input(provider_info, 2)?;
+            registry().remove_provider(&key_of(info))
+        })();
+        crate::boundary::code(r)
+    })
+}
