@@ -300,7 +300,10 @@ mod tests {
             Some(("DAT_INVALID_HANDLE", "DAT_INVALID_HANDLE_IA"))
         );
         assert_eq!(strerror(0x4005_000B), strerror(0x0005_000B));
-        assert_eq!(strerror(0x800A_0000).map(|s| s.0), Some("DAT_NAME_NOT_FOUND"));
+        assert_eq!(
+            strerror(0x800A_0000).map(|s| s.0),
+            Some("DAT_NAME_NOT_FOUND")
+        );
         assert_eq!(
             strerror(0x8014_0000).map(|s| s.0),
             Some("DAT_CONN_QUAL_UNAVAILABLE")

@@ -42,7 +42,10 @@ mod tests {
     #[test]
     fn read_word_does_not_fault() {
         let x: usize = 0xdead_beef;
-        assert_eq!(super::read_word(&x as *const usize as usize), Some(0xdead_beef));
+        assert_eq!(
+            super::read_word(&x as *const usize as usize),
+            Some(0xdead_beef)
+        );
         assert_eq!(super::read_word(8), None);
     }
 }

@@ -41,7 +41,11 @@ fn level_from_env() -> Level {
             _ => Level::WARN,
         };
     }
-    match std::env::var("DAT_DBG_TYPE").ok().as_deref().and_then(parse_mask) {
+    match std::env::var("DAT_DBG_TYPE")
+        .ok()
+        .as_deref()
+        .and_then(parse_mask)
+    {
         Some(m) if m >= 0xff => Level::TRACE,
         Some(m) if m != 0 => Level::DEBUG,
         _ => Level::WARN,
@@ -97,12 +101,18 @@ impl Subscriber for DatSubscriber {
     fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
     fn event(&self, e: &Event<'_>) {
-        let mut line = Line(format!("libdat {} {}:", e.metadata().level(), e.metadata().target()));
+        let mut line = Line(format!(
+            "libdat {} {}:",
+            e.metadata().level(),
+            e.metadata().target()
+        ));
         e.record(&mut line);
         if self.syslog {
             if let Ok(c) = std::ffi::CString::new(line.0.replace('\0', "")) {
                 // SAFETY: a constant format string and a NUL-terminated argument.
-                unsafe { libc::syslog(libc::LOG_USER | libc::LOG_DEBUG, c"%s".as_ptr(), c.as_ptr()) };
+                unsafe {
+                    libc::syslog(libc::LOG_USER | libc::LOG_DEBUG, c"%s".as_ptr(), c.as_ptr())
+                };
             }
         }
         if self.stdout {

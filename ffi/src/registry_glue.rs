@@ -126,9 +126,11 @@ impl Loader for DlLoader {
         Some(Box::new(DlLibrary {
             handle,
             // SAFETY: a provider's dat_provider_init/fini have these 1.2 signatures.
-            init: (!init.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, InitFn>(init) }),
+            init: (!init.is_null())
+                .then(|| unsafe { std::mem::transmute::<*mut libc::c_void, InitFn>(init) }),
             // SAFETY: as above.
-            fini: (!fini.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, FiniFn>(fini) }),
+            fini: (!fini.is_null())
+                .then(|| unsafe { std::mem::transmute::<*mut libc::c_void, FiniFn>(fini) }),
             info: Box::new(info_of(&key)),
             instance: CString::new(entry.instance_data.replace('\0', "")).unwrap_or_default(),
         }))

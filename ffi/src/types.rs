@@ -15,7 +15,12 @@
 //! - Layouts are those of x86-64 Linux (LP64, SysV). Every struct and union
 //!   is checked against the documented size, alignment and field offsets at
 //!   compile time (module `layout_checks` at the end of this file).
-#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
+#![allow(
+    non_camel_case_types,
+    non_snake_case,
+    non_upper_case_globals,
+    dead_code
+)]
 #![allow(clippy::upper_case_acronyms)]
 
 use core::ffi::{c_char, c_int, c_ulonglong, c_void};
@@ -653,8 +658,7 @@ pub const DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR: DAT_EP_PARAM_MASK = 0x00000004 as D
 /// Bit 3: `local_port_qual`.
 pub const DAT_EP_FIELD_LOCAL_PORT_QUAL: DAT_EP_PARAM_MASK = 0x00000008 as DAT_EP_PARAM_MASK;
 /// Bit 4: `remote_ia_address_ptr`.
-pub const DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR: DAT_EP_PARAM_MASK =
-    0x00000010 as DAT_EP_PARAM_MASK;
+pub const DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR: DAT_EP_PARAM_MASK = 0x00000010 as DAT_EP_PARAM_MASK;
 /// Bit 5: `remote_port_qual`.
 pub const DAT_EP_FIELD_REMOTE_PORT_QUAL: DAT_EP_PARAM_MASK = 0x00000020 as DAT_EP_PARAM_MASK;
 /// Bit 6: `pz_handle`.
@@ -673,8 +677,7 @@ pub const DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE: DAT_EP_PARAM_MASK = 0x00001000 as D
 pub const DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE: DAT_EP_PARAM_MASK =
     0x00002000 as DAT_EP_PARAM_MASK;
 /// Bit 14: `ep_attr.max_rdma_size`.
-pub const DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE: DAT_EP_PARAM_MASK =
-    0x00004000 as DAT_EP_PARAM_MASK;
+pub const DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE: DAT_EP_PARAM_MASK = 0x00004000 as DAT_EP_PARAM_MASK;
 /// Bit 15: `ep_attr.qos`.
 pub const DAT_EP_FIELD_EP_ATTR_QOS: DAT_EP_PARAM_MASK = 0x00008000 as DAT_EP_PARAM_MASK;
 /// Bit 16: `ep_attr.recv_completion_flags`.
@@ -684,16 +687,14 @@ pub const DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS: DAT_EP_PARAM_MASK =
 pub const DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS: DAT_EP_PARAM_MASK =
     0x00020000 as DAT_EP_PARAM_MASK;
 /// Bit 18: `ep_attr.max_recv_dtos`.
-pub const DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS: DAT_EP_PARAM_MASK =
-    0x00040000 as DAT_EP_PARAM_MASK;
+pub const DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS: DAT_EP_PARAM_MASK = 0x00040000 as DAT_EP_PARAM_MASK;
 /// Bit 19: `ep_attr.max_request_dtos`.
 pub const DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS: DAT_EP_PARAM_MASK =
     0x00080000 as DAT_EP_PARAM_MASK;
 /// Bit 20: `ep_attr.max_recv_iov`.
 pub const DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV: DAT_EP_PARAM_MASK = 0x00100000 as DAT_EP_PARAM_MASK;
 /// Bit 21: `ep_attr.max_request_iov`.
-pub const DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV: DAT_EP_PARAM_MASK =
-    0x00200000 as DAT_EP_PARAM_MASK;
+pub const DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV: DAT_EP_PARAM_MASK = 0x00200000 as DAT_EP_PARAM_MASK;
 /// Bit 22: `ep_attr.max_rdma_read_in`.
 pub const DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN: DAT_EP_PARAM_MASK =
     0x00400000 as DAT_EP_PARAM_MASK;
@@ -1463,9 +1464,8 @@ pub type DAT_EVD_WAIT_FUNC = Option<
 >;
 pub type DAT_EVD_RESIZE_FUNC =
     Option<unsafe extern "C" fn(evd_handle: DAT_EVD_HANDLE, evd_min_qlen: DAT_COUNT) -> DAT_RETURN>;
-pub type DAT_EVD_POST_SE_FUNC = Option<
-    unsafe extern "C" fn(evd_handle: DAT_EVD_HANDLE, event: *const DAT_EVENT) -> DAT_RETURN,
->;
+pub type DAT_EVD_POST_SE_FUNC =
+    Option<unsafe extern "C" fn(evd_handle: DAT_EVD_HANDLE, event: *const DAT_EVENT) -> DAT_RETURN>;
 pub type DAT_EVD_DEQUEUE_FUNC =
     Option<unsafe extern "C" fn(evd_handle: DAT_EVD_HANDLE, event: *mut DAT_EVENT) -> DAT_RETURN>;
 pub type DAT_EVD_FREE_FUNC = Option<unsafe extern "C" fn(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN>;

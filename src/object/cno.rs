@@ -1,13 +1,14 @@
 //! Consumer Notification Object: one place to wait for notifications from
 //! several EVDs of an IA, with an optional one-shot OS wait proxy agent.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Object};
 use crate::object::evd::{Evd, TIMEOUT_INFINITE};
 use crate::object::ia::Ia;
+use crate::transport::{Blocker, Wake};
 
 /// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub enum CnoWake {
     Evd(Handle),
     /// The timeout expired.
     Timeout,
+    /// A signal interrupted the wait.
+    Interrupted,
     /// Released by teardown: the last EVD was freed (`dead == false`) or the
     /// CNO itself is being destroyed with its IA (`dead == true`).
     Released { dead: bool },
@@ -52,7 +55,7 @@ pub struct Cno {
     /// Its IA.
     pub ia: Arc<Ia>,
     st: Mutex<State>,
-    cv: Condvar,
+    blocker: Blocker,
 }
 
 impl Cno {
@@ -71,7 +74,7 @@ impl Cno {
                 dead: false,
                 evds: Vec::new(),
             }),
-            cv: Condvar::new(),
+            blocker: Blocker::new(),
         });
         st.insert(cno.handle, Object::Cno(cno.clone()));
         res.publish(Object::Cno(cno.clone()));
@@ -124,7 +127,7 @@ impl Cno {
             }
             st.seq = st.seq.wrapping_add(1);
             st.hint = evd;
-            self.cv.notify_all();
+            self.blocker.wake_all();
             if st.agent.func != 0 {
                 std::mem::take(&mut st.agent)
             } else {
@@ -149,7 +152,7 @@ impl Cno {
             st.seq = st.seq.wrapping_add(1);
             st.hint = Handle::NULL;
             st.dead |= dead;
-            self.cv.notify_all();
+            self.blocker.wake_all();
             if st.waiters > 0 && st.agent.func != 0 {
                 std::mem::take(&mut st.agent)
             } else {
@@ -194,19 +197,15 @@ impl Cno {
                 if st.dead {
                     break CnoWake::Released { dead: true };
                 }
-                match deadline {
-                    None => st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner()),
-                    Some(d) => {
-                        let now = Instant::now();
-                        if now >= d {
-                            break CnoWake::Timeout;
-                        }
-                        st = self
-                            .cv
-                            .wait_timeout(st, d - now)
-                            .unwrap_or_else(|p| p.into_inner())
-                            .0;
-                    }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break CnoWake::Timeout;
+                }
+                let ticket = self.blocker.ticket();
+                drop(st);
+                let wake = self.blocker.wait(ticket, deadline);
+                st = self.state();
+                if wake == Wake::Interrupted {
+                    break CnoWake::Interrupted;
                 }
             }
         };

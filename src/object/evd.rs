@@ -7,7 +7,7 @@
 //! been released.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub, Type};
@@ -15,6 +15,7 @@ use crate::handle::{self, Handle, HandleType, Object};
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, AsyncEvd, Ia, IaState};
 use crate::object::Cno;
+use crate::transport::{Blocker, Wake};
 
 /// `DAT_EVD_SOFTWARE_FLAG`.
 pub const EVD_SOFTWARE_FLAG: u32 = 0x001;
@@ -75,7 +76,7 @@ pub struct Evd {
     /// Creation flags, verbatim.
     pub flags: u32,
     q: Mutex<Queue>,
-    cv: Condvar,
+    blocker: Blocker,
 }
 
 fn invalid() -> DatError {
@@ -133,7 +134,7 @@ impl Evd {
                 broken: false,
                 threshold_one_streams: 0,
             }),
-            cv: Condvar::new(),
+            blocker: Blocker::new(),
         });
         if let Some(c) = &cno {
             st.add_use(c.handle);
@@ -217,8 +218,11 @@ impl Evd {
         }
         if q.events.len() >= q.qlen {
             q.broken = true;
-            self.cv.notify_all();
-            tracing::warn!(evd = self.handle.addr(), "async EVD overflow: EVD is now unusable");
+            self.blocker.wake_all();
+            tracing::warn!(
+                evd = self.handle.addr(),
+                "async EVD overflow: EVD is now unusable"
+            );
             return;
         }
         drop(q);
@@ -241,7 +245,7 @@ impl Evd {
         let mut trigger = None;
         if notify {
             if q.waiter {
-                self.cv.notify_all();
+                self.blocker.wake_all();
             } else if q.enabled {
                 trigger = q.cno.clone();
             }
@@ -298,22 +302,21 @@ impl Evd {
                 break Err(DatError::state(Sub::EvdUnwaitable));
             }
             if q.events.len() >= threshold {
-                let ev = q.events.pop_front().ok_or(DatError::of(Type::InternalError))?;
+                let ev = q
+                    .events
+                    .pop_front()
+                    .ok_or(DatError::of(Type::InternalError))?;
                 break Ok(WaitOutcome::Event(ev, q.events.len()));
             }
-            match deadline {
-                None => q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        break Ok(WaitOutcome::Timeout(q.events.len()));
-                    }
-                    q = self
-                        .cv
-                        .wait_timeout(q, d - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
-                }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break Ok(WaitOutcome::Timeout(q.events.len()));
+            }
+            let ticket = self.blocker.ticket();
+            drop(q);
+            let wake = self.blocker.wait(ticket, deadline);
+            q = self.queue();
+            if wake == Wake::Interrupted {
+                break Err(DatError::of(Type::InterruptedCall));
             }
         };
         q.waiter = false;
@@ -332,7 +335,7 @@ impl Evd {
         let mut q = self.live_queue()?;
         q.waitable = waitable;
         if !waitable {
-            self.cv.notify_all();
+            self.blocker.wake_all();
         }
         Ok(())
     }
@@ -423,7 +426,7 @@ impl Evd {
             let mut q = self.queue();
             q.dead = true;
             q.events.clear();
-            self.cv.notify_all();
+            self.blocker.wake_all();
             q.cno.take()
         };
         if let Some(c) = cno {

@@ -38,7 +38,11 @@ pub enum EventData {
         length: u64,
     },
     /// `rmr_completion_event_data`.
-    RmrBind { rmr: Handle, cookie: u64, status: u32 },
+    RmrBind {
+        rmr: Handle,
+        cookie: u64,
+        status: u32,
+    },
     /// `cr_arrival_event_data`.
     ConnectionRequest {
         sp: Handle,

@@ -122,7 +122,11 @@ impl Lmr {
         if !st.is_live(pz.handle) {
             return Err(DatError::handle(Sub::HandlePz));
         }
-        st.check_limit(HandleType::Lmr, ia.limits.max_lmrs, Sub::ResourceMemoryRegion)?;
+        st.check_limit(
+            HandleType::Lmr,
+            ia.limits.max_lmrs,
+            Sub::ResourceMemoryRegion,
+        )?;
         let res = handle::reserve(ia.provider_word)?;
         let privileges = req.privileges & !PRIV_RO_DISABLE;
         let lmr_context = st.new_context();

@@ -2,16 +2,16 @@
 //! every transport.
 
 pub mod cno;
-pub mod event;
 pub mod evd;
+pub mod event;
 pub mod ia;
 pub mod lmr;
 pub mod pz;
 pub mod rmr;
 
 pub use cno::{Agent, AgentInvoker, Cno, CnoWake};
-pub use event::{Event, EventData};
 pub use evd::{Evd, EvdParams, WaitOutcome, EVD_ASYNC_FLAG, EVD_SOFTWARE_FLAG};
+pub use event::{Event, EventData};
 pub use ia::{AsyncRequest, Ia, Limits, OpenParams};
 pub use lmr::{Lmr, LmrRequest, Region};
 pub use pz::Pz;

@@ -47,7 +47,11 @@ impl Rmr {
         if !st.is_live(pz.handle) {
             return Err(DatError::handle(Sub::HandlePz));
         }
-        st.check_limit(HandleType::Rmr, ia.limits.max_rmrs, Sub::ResourceMemoryRegion)?;
+        st.check_limit(
+            HandleType::Rmr,
+            ia.limits.max_rmrs,
+            Sub::ResourceMemoryRegion,
+        )?;
         let res = handle::reserve(ia.provider_word)?;
         let rmr = Arc::new(Rmr {
             handle: res.handle(),

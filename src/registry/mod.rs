@@ -409,7 +409,10 @@ mod tests {
         );
         r.release(&t);
         assert_eq!(r.remove_provider(&key("tcp0", 2, false)), Ok(()));
-        assert_eq!(r.remove_provider(&key("tcp0", 2, false)), Err(DatError::arg(2)));
+        assert_eq!(
+            r.remove_provider(&key("tcp0", 2, false)),
+            Err(DatError::arg(2))
+        );
     }
 
     #[test]
@@ -441,13 +444,29 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("dat.conf");
         let mut f = std::fs::File::create(&path).expect("file");
-        writeln!(f, "OpenIB-cma u1.2 nonthreadsafe default libdat.so.1 dapl.1.2 \"transport=tcp\" \"\"").expect("w");
+        writeln!(
+            f,
+            "OpenIB-cma u1.2 nonthreadsafe default libdat.so.1 dapl.1.2 \"transport=tcp\" \"\""
+        )
+        .expect("w");
         writeln!(f, "broken line").expect("w");
-        writeln!(f, "vendor0 u1.2 nonthreadsafe default /nonexistent/libx.so x.1.0 \"\" \"\"").expect("w");
+        writeln!(
+            f,
+            "vendor0 u1.2 nonthreadsafe default /nonexistent/libx.so x.1.0 \"\" \"\""
+        )
+        .expect("w");
         drop(f);
         let r = Registry::with_conf(Some(&path), Box::new(NoLoader));
         let names: Vec<_> = r.list().into_iter().map(|k| k.name).collect();
-        assert_eq!(names, vec![b"OpenIB-cma".to_vec(), b"vendor0".to_vec(), b"tcp0".to_vec(), b"tcp0".to_vec()]);
+        assert_eq!(
+            names,
+            vec![
+                b"OpenIB-cma".to_vec(),
+                b"vendor0".to_vec(),
+                b"tcp0".to_vec(),
+                b"tcp0".to_vec()
+            ]
+        );
         assert!(r.begin_open(&key("OpenIB-cma", 2, false)).is_ok());
         assert_eq!(
             r.begin_open(&key("vendor0", 2, false)).map(|_| ()),

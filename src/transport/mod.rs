@@ -30,6 +30,8 @@ use crate::error::{DatError, Result, Sub, Type};
 
 mod sys;
 
+pub use sys::{Blocker, Wake};
+
 /// Which transport an IA uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TransportKind {
@@ -134,10 +136,26 @@ pub struct Sge {
 /// A work request posted on a queue pair.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WorkRequest {
-    Send { sgl: Vec<Sge>, signaled: bool, solicited: bool },
-    Recv { sgl: Vec<Sge> },
-    RdmaWrite { sgl: Vec<Sge>, remote_key: MemKey, remote_addr: u64, signaled: bool },
-    RdmaRead { sgl: Vec<Sge>, remote_key: MemKey, remote_addr: u64, signaled: bool },
+    Send {
+        sgl: Vec<Sge>,
+        signaled: bool,
+        solicited: bool,
+    },
+    Recv {
+        sgl: Vec<Sge>,
+    },
+    RdmaWrite {
+        sgl: Vec<Sge>,
+        remote_key: MemKey,
+        remote_addr: u64,
+        signaled: bool,
+    },
+    RdmaRead {
+        sgl: Vec<Sge>,
+        remote_key: MemKey,
+        remote_addr: u64,
+        signaled: bool,
+    },
 }
 
 /// Completion status of a work request.
@@ -164,9 +182,17 @@ pub struct Completion {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CmEvent {
     /// A connection request arrived on a listener.
-    Request { id: u64, remote: SocketAddr, private_data: Vec<u8> },
-    Established { private_data: Vec<u8> },
-    Rejected { by_peer: bool },
+    Request {
+        id: u64,
+        remote: SocketAddr,
+        private_data: Vec<u8>,
+    },
+    Established {
+        private_data: Vec<u8>,
+    },
+    Rejected {
+        by_peer: bool,
+    },
     Unreachable,
     TimedOut,
     Disconnected,
@@ -204,7 +230,13 @@ pub trait Device: Send + Sync {
 
 /// A reliable-connection queue pair.
 pub trait QueuePair: Send + Sync {
-    fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout_us: u32) -> Result<()>;
+    fn connect(
+        &self,
+        remote: SocketAddr,
+        port: u64,
+        private_data: &[u8],
+        timeout_us: u32,
+    ) -> Result<()>;
     /// Accepts the request `id` of a listener on this QP.
     fn accept(&self, id: u64, private_data: &[u8]) -> Result<()>;
     fn disconnect(&self, graceful: bool) -> Result<()>;

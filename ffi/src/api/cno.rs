@@ -28,7 +28,12 @@ fn to_c(a: Agent) -> DAT_OS_WAIT_PROXY_AGENT {
 pub(crate) fn invoke_agent(agent: Agent, evd: Handle) {
     if let Some(f) = to_c(agent).proxy_agent_func {
         // SAFETY: the consumer's agent function with its own instance data.
-        unsafe { f(agent.instance_data as DAT_PVOID, evd.addr() as DAT_EVD_HANDLE) };
+        unsafe {
+            f(
+                agent.instance_data as DAT_PVOID,
+                evd.addr() as DAT_EVD_HANDLE,
+            )
+        };
     }
 }
 
@@ -46,13 +51,18 @@ pub unsafe extern "C" fn dat_cno_create(
     agent: DAT_OS_WAIT_PROXY_AGENT,
     cno_handle: *mut DAT_CNO_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, cno_create_func(ia_handle, agent, cno_handle), {
-        let ia = ia::lookup(ia_handle as usize)?;
-        let slot = out(cno_handle, 3)?;
-        let cno = ia.create_cno(agent_of(&agent))?;
-        *slot = cno.handle.addr() as DAT_CNO_HANDLE;
-        Ok(())
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        cno_create_func(ia_handle, agent, cno_handle),
+        {
+            let ia = ia::lookup(ia_handle as usize)?;
+            let slot = out(cno_handle, 3)?;
+            let cno = ia.create_cno(agent_of(&agent))?;
+            *slot = cno.handle.addr() as DAT_CNO_HANDLE;
+            Ok(())
+        }
+    )
 }
 
 /// Replaces or removes the CNO's proxy agent.
@@ -63,10 +73,16 @@ pub unsafe extern "C" fn dat_cno_create(
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (CNO).
 #[no_mangle]
-pub unsafe extern "C" fn dat_cno_modify_agent(cno_handle: DAT_CNO_HANDLE, agent: DAT_OS_WAIT_PROXY_AGENT) -> DAT_RETURN {
-    entry!(cno_handle, Sub::HandleCno, cno_modify_agent_func(cno_handle, agent), {
-        cno::lookup(cno_handle as usize)?.set_agent(agent_of(&agent))
-    })
+pub unsafe extern "C" fn dat_cno_modify_agent(
+    cno_handle: DAT_CNO_HANDLE,
+    agent: DAT_OS_WAIT_PROXY_AGENT,
+) -> DAT_RETURN {
+    entry!(
+        cno_handle,
+        Sub::HandleCno,
+        cno_modify_agent_func(cno_handle, agent),
+        { cno::lookup(cno_handle as usize)?.set_agent(agent_of(&agent)) }
+    )
 }
 
 /// Returns CNO parameters.
@@ -82,20 +98,25 @@ pub unsafe extern "C" fn dat_cno_query(
     cno_param_mask: DAT_CNO_PARAM_MASK,
     cno_param: *mut DAT_CNO_PARAM,
 ) -> DAT_RETURN {
-    entry!(cno_handle, Sub::HandleCno, cno_query_func(cno_handle, cno_param_mask, cno_param), {
-        let cno = cno::lookup(cno_handle as usize)?;
-        if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
-            return Err(DatError::arg(2));
+    entry!(
+        cno_handle,
+        Sub::HandleCno,
+        cno_query_func(cno_handle, cno_param_mask, cno_param),
+        {
+            let cno = cno::lookup(cno_handle as usize)?;
+            if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            if cno_param_mask == 0 {
+                return Ok(());
+            }
+            let slot = out(cno_param, 3)?;
+            let agent = cno.agent()?;
+            slot.ia_handle = cno.ia.handle.addr() as DAT_IA_HANDLE;
+            slot.agent = to_c(agent);
+            Ok(())
         }
-        if cno_param_mask == 0 {
-            return Ok(());
-        }
-        let slot = out(cno_param, 3)?;
-        let agent = cno.agent()?;
-        slot.ia_handle = cno.ia.handle.addr() as DAT_IA_HANDLE;
-        slot.agent = to_c(agent);
-        Ok(())
-    })
+    )
 }
 
 /// Destroys a CNO no EVD uses and no thread waits on.
@@ -123,24 +144,37 @@ pub unsafe extern "C" fn dat_cno_free(cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN 
 /// `DAT_INVALID_STATE`/CNO_DEAD (its IA was closed; NULL), `DAT_INVALID_HANDLE`,
 /// `DAT_INVALID_PARAMETER` (ARG3).
 #[no_mangle]
-pub unsafe extern "C" fn dat_cno_wait(cno_handle: DAT_CNO_HANDLE, timeout: DAT_TIMEOUT, evd_handle: *mut DAT_EVD_HANDLE) -> DAT_RETURN {
-    entry!(cno_handle, Sub::HandleCno, cno_wait_func(cno_handle, timeout, evd_handle), {
-        let cno = cno::lookup(cno_handle as usize)?;
-        let slot = out(evd_handle, 3)?;
-        let wake = cno.wait(timeout)?;
-        match wake {
-            CnoWake::Evd(h) => {
-                *slot = h.addr() as DAT_EVD_HANDLE;
-                Ok(())
-            }
-            CnoWake::Timeout | CnoWake::Released { dead: false } => {
-                *slot = std::ptr::null_mut();
-                Err(DatError::of(Type::QueueEmpty))
-            }
-            CnoWake::Released { dead: true } => {
-                *slot = std::ptr::null_mut();
-                Err(DatError::state(Sub::CnoDead))
+pub unsafe extern "C" fn dat_cno_wait(
+    cno_handle: DAT_CNO_HANDLE,
+    timeout: DAT_TIMEOUT,
+    evd_handle: *mut DAT_EVD_HANDLE,
+) -> DAT_RETURN {
+    entry!(
+        cno_handle,
+        Sub::HandleCno,
+        cno_wait_func(cno_handle, timeout, evd_handle),
+        {
+            let cno = cno::lookup(cno_handle as usize)?;
+            let slot = out(evd_handle, 3)?;
+            let wake = cno.wait(timeout)?;
+            match wake {
+                CnoWake::Evd(h) => {
+                    *slot = h.addr() as DAT_EVD_HANDLE;
+                    Ok(())
+                }
+                CnoWake::Timeout | CnoWake::Released { dead: false } => {
+                    *slot = std::ptr::null_mut();
+                    Err(DatError::of(Type::QueueEmpty))
+                }
+                CnoWake::Interrupted => {
+                    *slot = std::ptr::null_mut();
+                    Err(DatError::of(Type::InterruptedCall))
+                }
+                CnoWake::Released { dead: true } => {
+                    *slot = std::ptr::null_mut();
+                    Err(DatError::state(Sub::CnoDead))
+                }
             }
         }
-    })
+    )
 }

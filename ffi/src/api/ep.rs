@@ -29,11 +29,31 @@ pub unsafe extern "C" fn dat_ep_create(
     ep_attributes: *const DAT_EP_ATTR,
     ep_handle: *mut DAT_EP_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, ep_create_func(ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, ep_attributes, ep_handle), {
-        let _ = (pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, ep_attributes, ep_handle,);
-        ia::lookup(ia_handle as usize)?;
-        connection_layer_pending()
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        ep_create_func(
+            ia_handle,
+            pz_handle,
+            recv_evd_handle,
+            request_evd_handle,
+            connect_evd_handle,
+            ep_attributes,
+            ep_handle
+        ),
+        {
+            let _ = (
+                pz_handle,
+                recv_evd_handle,
+                request_evd_handle,
+                connect_evd_handle,
+                ep_attributes,
+                ep_handle,
+            );
+            ia::lookup(ia_handle as usize)?;
+            connection_layer_pending()
+        }
+    )
 }
 
 /// Creates an endpoint that receives through a shared receive queue.
@@ -55,11 +75,33 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
     ep_attributes: *const DAT_EP_ATTR,
     ep_handle: *mut DAT_EP_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, ep_create_with_srq_func(ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, srq_handle, ep_attributes, ep_handle), {
-        let _ = (pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, srq_handle, ep_attributes, ep_handle,);
-        ia::lookup(ia_handle as usize)?;
-        connection_layer_pending()
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        ep_create_with_srq_func(
+            ia_handle,
+            pz_handle,
+            recv_evd_handle,
+            request_evd_handle,
+            connect_evd_handle,
+            srq_handle,
+            ep_attributes,
+            ep_handle
+        ),
+        {
+            let _ = (
+                pz_handle,
+                recv_evd_handle,
+                request_evd_handle,
+                connect_evd_handle,
+                srq_handle,
+                ep_attributes,
+                ep_handle,
+            );
+            ia::lookup(ia_handle as usize)?;
+            connection_layer_pending()
+        }
+    )
 }
 
 /// Returns endpoint parameters.
@@ -75,10 +117,15 @@ pub unsafe extern "C" fn dat_ep_query(
     ep_param_mask: DAT_EP_PARAM_MASK,
     ep_param: *mut DAT_EP_PARAM,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_query_func(ep_handle, ep_param_mask, ep_param), {
-        let _ = (ep_param_mask, ep_param,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_query_func(ep_handle, ep_param_mask, ep_param),
+        {
+            let _ = (ep_param_mask, ep_param);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Changes endpoint parameters.
@@ -94,10 +141,15 @@ pub unsafe extern "C" fn dat_ep_modify(
     ep_param_mask: DAT_EP_PARAM_MASK,
     ep_param: *const DAT_EP_PARAM,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_modify_func(ep_handle, ep_param_mask, ep_param), {
-        let _ = (ep_param_mask, ep_param,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_modify_func(ep_handle, ep_param_mask, ep_param),
+        {
+            let _ = (ep_param_mask, ep_param);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Requests a connection to a remote service point.
@@ -119,10 +171,32 @@ pub unsafe extern "C" fn dat_ep_connect(
     qos: DAT_QOS,
     connect_flags: DAT_CONNECT_FLAGS,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_connect_func(ep_handle, remote_ia_address, remote_conn_qual, timeout, private_data_size, private_data, qos, connect_flags), {
-        let _ = (remote_ia_address, remote_conn_qual, timeout, private_data_size, private_data, qos, connect_flags,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_connect_func(
+            ep_handle,
+            remote_ia_address,
+            remote_conn_qual,
+            timeout,
+            private_data_size,
+            private_data,
+            qos,
+            connect_flags
+        ),
+        {
+            let _ = (
+                remote_ia_address,
+                remote_conn_qual,
+                timeout,
+                private_data_size,
+                private_data,
+                qos,
+                connect_flags,
+            );
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Connects to the peer of another connected endpoint.
@@ -141,10 +215,22 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
     private_data: DAT_PVOID,
     qos: DAT_QOS,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_dup_connect_func(ep_handle, ep_dup_handle, timeout, private_data_size, private_data, qos), {
-        let _ = (ep_dup_handle, timeout, private_data_size, private_data, qos,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_dup_connect_func(
+            ep_handle,
+            ep_dup_handle,
+            timeout,
+            private_data_size,
+            private_data,
+            qos
+        ),
+        {
+            let _ = (ep_dup_handle, timeout, private_data_size, private_data, qos);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Disconnects an endpoint.
@@ -159,10 +245,15 @@ pub unsafe extern "C" fn dat_ep_disconnect(
     ep_handle: DAT_EP_HANDLE,
     close_flags: DAT_CLOSE_FLAGS,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_disconnect_func(ep_handle, close_flags), {
-        let _ = (close_flags,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_disconnect_func(ep_handle, close_flags),
+        {
+            let _ = (close_flags,);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Posts a send.
@@ -180,10 +271,21 @@ pub unsafe extern "C" fn dat_ep_post_send(
     user_cookie: DAT_DTO_COOKIE,
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_post_send_func(ep_handle, num_segments, local_iov, user_cookie, completion_flags), {
-        let _ = (num_segments, local_iov, user_cookie, completion_flags,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_post_send_func(
+            ep_handle,
+            num_segments,
+            local_iov,
+            user_cookie,
+            completion_flags
+        ),
+        {
+            let _ = (num_segments, local_iov, user_cookie, completion_flags);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Posts a receive buffer.
@@ -201,10 +303,21 @@ pub unsafe extern "C" fn dat_ep_post_recv(
     user_cookie: DAT_DTO_COOKIE,
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_post_recv_func(ep_handle, num_segments, local_iov, user_cookie, completion_flags), {
-        let _ = (num_segments, local_iov, user_cookie, completion_flags,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_post_recv_func(
+            ep_handle,
+            num_segments,
+            local_iov,
+            user_cookie,
+            completion_flags
+        ),
+        {
+            let _ = (num_segments, local_iov, user_cookie, completion_flags);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Posts an RDMA Read.
@@ -223,10 +336,28 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(
     remote_iov: *const DAT_RMR_TRIPLET,
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_post_rdma_read_func(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags), {
-        let _ = (num_segments, local_iov, user_cookie, remote_iov, completion_flags,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_post_rdma_read_func(
+            ep_handle,
+            num_segments,
+            local_iov,
+            user_cookie,
+            remote_iov,
+            completion_flags
+        ),
+        {
+            let _ = (
+                num_segments,
+                local_iov,
+                user_cookie,
+                remote_iov,
+                completion_flags,
+            );
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Posts an RDMA Write.
@@ -245,10 +376,28 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(
     remote_iov: *const DAT_RMR_TRIPLET,
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_post_rdma_write_func(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags), {
-        let _ = (num_segments, local_iov, user_cookie, remote_iov, completion_flags,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_post_rdma_write_func(
+            ep_handle,
+            num_segments,
+            local_iov,
+            user_cookie,
+            remote_iov,
+            completion_flags
+        ),
+        {
+            let _ = (
+                num_segments,
+                local_iov,
+                user_cookie,
+                remote_iov,
+                completion_flags,
+            );
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Returns the endpoint state and whether its queues are idle.
@@ -265,10 +414,15 @@ pub unsafe extern "C" fn dat_ep_get_status(
     recv_idle: *mut DAT_BOOLEAN,
     request_idle: *mut DAT_BOOLEAN,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_get_status_func(ep_handle, ep_state, recv_idle, request_idle), {
-        let _ = (ep_state, recv_idle, request_idle,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_get_status_func(ep_handle, ep_state, recv_idle, request_idle),
+        {
+            let _ = (ep_state, recv_idle, request_idle);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Destroys an endpoint.
@@ -279,9 +433,7 @@ pub unsafe extern "C" fn dat_ep_get_status(
 /// # Returns
 /// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_free(
-    ep_handle: DAT_EP_HANDLE,
-) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_free(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     entry!(ep_handle, Sub::HandleEp, ep_free_func(ep_handle), {
         absent(Sub::HandleEp)
     })
@@ -295,9 +447,7 @@ pub unsafe extern "C" fn dat_ep_free(
 /// # Returns
 /// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_reset(
-    ep_handle: DAT_EP_HANDLE,
-) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     entry!(ep_handle, Sub::HandleEp, ep_reset_func(ep_handle), {
         absent(Sub::HandleEp)
     })
@@ -316,10 +466,15 @@ pub unsafe extern "C" fn dat_ep_recv_query(
     nbufs_allocated: *mut DAT_COUNT,
     bufs_alloc_span: *mut DAT_COUNT,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_recv_query_func(ep_handle, nbufs_allocated, bufs_alloc_span), {
-        let _ = (nbufs_allocated, bufs_alloc_span,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_recv_query_func(ep_handle, nbufs_allocated, bufs_alloc_span),
+        {
+            let _ = (nbufs_allocated, bufs_alloc_span);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Sets receive watermarks of an endpoint.
@@ -335,10 +490,15 @@ pub unsafe extern "C" fn dat_ep_set_watermark(
     soft_high_watermark: DAT_COUNT,
     hard_high_watermark: DAT_COUNT,
 ) -> DAT_RETURN {
-    entry!(ep_handle, Sub::HandleEp, ep_set_watermark_func(ep_handle, soft_high_watermark, hard_high_watermark), {
-        let _ = (soft_high_watermark, hard_high_watermark,);
-        absent(Sub::HandleEp)
-    })
+    entry!(
+        ep_handle,
+        Sub::HandleEp,
+        ep_set_watermark_func(ep_handle, soft_high_watermark, hard_high_watermark),
+        {
+            let _ = (soft_high_watermark, hard_high_watermark);
+            absent(Sub::HandleEp)
+        }
+    )
 }
 
 /// Creates a public service point.
@@ -356,11 +516,16 @@ pub unsafe extern "C" fn dat_psp_create(
     psp_flags: DAT_PSP_FLAGS,
     psp_handle: *mut DAT_PSP_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, psp_create_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle), {
-        let _ = (conn_qual, evd_handle, psp_flags, psp_handle,);
-        ia::lookup(ia_handle as usize)?;
-        connection_layer_pending()
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        psp_create_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
+        {
+            let _ = (conn_qual, evd_handle, psp_flags, psp_handle);
+            ia::lookup(ia_handle as usize)?;
+            connection_layer_pending()
+        }
+    )
 }
 
 /// Creates a public service point on a free connection qualifier.
@@ -378,11 +543,16 @@ pub unsafe extern "C" fn dat_psp_create_any(
     psp_flags: DAT_PSP_FLAGS,
     psp_handle: *mut DAT_PSP_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, psp_create_any_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle), {
-        let _ = (conn_qual, evd_handle, psp_flags, psp_handle,);
-        ia::lookup(ia_handle as usize)?;
-        connection_layer_pending()
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        psp_create_any_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
+        {
+            let _ = (conn_qual, evd_handle, psp_flags, psp_handle);
+            ia::lookup(ia_handle as usize)?;
+            connection_layer_pending()
+        }
+    )
 }
 
 /// Returns service point parameters.
@@ -398,10 +568,15 @@ pub unsafe extern "C" fn dat_psp_query(
     psp_param_mask: DAT_PSP_PARAM_MASK,
     psp_param: *mut DAT_PSP_PARAM,
 ) -> DAT_RETURN {
-    entry!(psp_handle, Sub::HandlePsp, psp_query_func(psp_handle, psp_param_mask, psp_param), {
-        let _ = (psp_param_mask, psp_param,);
-        absent(Sub::HandlePsp)
-    })
+    entry!(
+        psp_handle,
+        Sub::HandlePsp,
+        psp_query_func(psp_handle, psp_param_mask, psp_param),
+        {
+            let _ = (psp_param_mask, psp_param);
+            absent(Sub::HandlePsp)
+        }
+    )
 }
 
 /// Destroys a public service point.
@@ -412,9 +587,7 @@ pub unsafe extern "C" fn dat_psp_query(
 /// # Returns
 /// The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
 #[no_mangle]
-pub unsafe extern "C" fn dat_psp_free(
-    psp_handle: DAT_PSP_HANDLE,
-) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_psp_free(psp_handle: DAT_PSP_HANDLE) -> DAT_RETURN {
     entry!(psp_handle, Sub::HandlePsp, psp_free_func(psp_handle), {
         absent(Sub::HandlePsp)
     })
@@ -435,11 +608,16 @@ pub unsafe extern "C" fn dat_rsp_create(
     evd_handle: DAT_EVD_HANDLE,
     rsp_handle: *mut DAT_RSP_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, rsp_create_func(ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle), {
-        let _ = (conn_qual, ep_handle, evd_handle, rsp_handle,);
-        ia::lookup(ia_handle as usize)?;
-        connection_layer_pending()
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        rsp_create_func(ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle),
+        {
+            let _ = (conn_qual, ep_handle, evd_handle, rsp_handle);
+            ia::lookup(ia_handle as usize)?;
+            connection_layer_pending()
+        }
+    )
 }
 
 /// Returns reserved service point parameters.
@@ -455,10 +633,15 @@ pub unsafe extern "C" fn dat_rsp_query(
     rsp_param_mask: DAT_RSP_PARAM_MASK,
     rsp_param: *mut DAT_RSP_PARAM,
 ) -> DAT_RETURN {
-    entry!(rsp_handle, Sub::HandleRsp, rsp_query_func(rsp_handle, rsp_param_mask, rsp_param), {
-        let _ = (rsp_param_mask, rsp_param,);
-        absent(Sub::HandleRsp)
-    })
+    entry!(
+        rsp_handle,
+        Sub::HandleRsp,
+        rsp_query_func(rsp_handle, rsp_param_mask, rsp_param),
+        {
+            let _ = (rsp_param_mask, rsp_param);
+            absent(Sub::HandleRsp)
+        }
+    )
 }
 
 /// Destroys a reserved service point.
@@ -469,9 +652,7 @@ pub unsafe extern "C" fn dat_rsp_query(
 /// # Returns
 /// The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
 #[no_mangle]
-pub unsafe extern "C" fn dat_rsp_free(
-    rsp_handle: DAT_RSP_HANDLE,
-) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_rsp_free(rsp_handle: DAT_RSP_HANDLE) -> DAT_RETURN {
     entry!(rsp_handle, Sub::HandleRsp, rsp_free_func(rsp_handle), {
         absent(Sub::HandleRsp)
     })
@@ -490,10 +671,15 @@ pub unsafe extern "C" fn dat_cr_query(
     cr_param_mask: DAT_CR_PARAM_MASK,
     cr_param: *mut DAT_CR_PARAM,
 ) -> DAT_RETURN {
-    entry!(cr_handle, Sub::HandleCr, cr_query_func(cr_handle, cr_param_mask, cr_param), {
-        let _ = (cr_param_mask, cr_param,);
-        absent(Sub::HandleCr)
-    })
+    entry!(
+        cr_handle,
+        Sub::HandleCr,
+        cr_query_func(cr_handle, cr_param_mask, cr_param),
+        {
+            let _ = (cr_param_mask, cr_param);
+            absent(Sub::HandleCr)
+        }
+    )
 }
 
 /// Accepts a connection request.
@@ -510,10 +696,15 @@ pub unsafe extern "C" fn dat_cr_accept(
     private_data_size: DAT_COUNT,
     private_data: DAT_PVOID,
 ) -> DAT_RETURN {
-    entry!(cr_handle, Sub::HandleCr, cr_accept_func(cr_handle, ep_handle, private_data_size, private_data), {
-        let _ = (ep_handle, private_data_size, private_data,);
-        absent(Sub::HandleCr)
-    })
+    entry!(
+        cr_handle,
+        Sub::HandleCr,
+        cr_accept_func(cr_handle, ep_handle, private_data_size, private_data),
+        {
+            let _ = (ep_handle, private_data_size, private_data);
+            absent(Sub::HandleCr)
+        }
+    )
 }
 
 /// Rejects a connection request.
@@ -524,9 +715,7 @@ pub unsafe extern "C" fn dat_cr_accept(
 /// # Returns
 /// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
 #[no_mangle]
-pub unsafe extern "C" fn dat_cr_reject(
-    cr_handle: DAT_CR_HANDLE,
-) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_cr_reject(cr_handle: DAT_CR_HANDLE) -> DAT_RETURN {
     entry!(cr_handle, Sub::HandleCr, cr_reject_func(cr_handle), {
         absent(Sub::HandleCr)
     })
@@ -544,10 +733,15 @@ pub unsafe extern "C" fn dat_cr_handoff(
     cr_handle: DAT_CR_HANDLE,
     handoff: DAT_CONN_QUAL,
 ) -> DAT_RETURN {
-    entry!(cr_handle, Sub::HandleCr, cr_handoff_func(cr_handle, handoff), {
-        let _ = (handoff,);
-        absent(Sub::HandleCr)
-    })
+    entry!(
+        cr_handle,
+        Sub::HandleCr,
+        cr_handoff_func(cr_handle, handoff),
+        {
+            let _ = (handoff,);
+            absent(Sub::HandleCr)
+        }
+    )
 }
 
 /// Creates a shared receive queue.
@@ -564,11 +758,16 @@ pub unsafe extern "C" fn dat_srq_create(
     srq_attr: *mut DAT_SRQ_ATTR,
     srq_handle: *mut DAT_SRQ_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, srq_create_func(ia_handle, pz_handle, srq_attr, srq_handle), {
-        let _ = (pz_handle, srq_attr, srq_handle,);
-        ia::lookup(ia_handle as usize)?;
-        connection_layer_pending()
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        srq_create_func(ia_handle, pz_handle, srq_attr, srq_handle),
+        {
+            let _ = (pz_handle, srq_attr, srq_handle);
+            ia::lookup(ia_handle as usize)?;
+            connection_layer_pending()
+        }
+    )
 }
 
 /// Destroys a shared receive queue.
@@ -579,9 +778,7 @@ pub unsafe extern "C" fn dat_srq_create(
 /// # Returns
 /// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
 #[no_mangle]
-pub unsafe extern "C" fn dat_srq_free(
-    srq_handle: DAT_SRQ_HANDLE,
-) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_srq_free(srq_handle: DAT_SRQ_HANDLE) -> DAT_RETURN {
     entry!(srq_handle, Sub::HandleSrq, srq_free_func(srq_handle), {
         absent(Sub::HandleSrq)
     })
@@ -601,10 +798,15 @@ pub unsafe extern "C" fn dat_srq_post_recv(
     local_iov: *mut DAT_LMR_TRIPLET,
     user_cookie: DAT_DTO_COOKIE,
 ) -> DAT_RETURN {
-    entry!(srq_handle, Sub::HandleSrq, srq_post_recv_func(srq_handle, num_segments, local_iov, user_cookie), {
-        let _ = (num_segments, local_iov, user_cookie,);
-        absent(Sub::HandleSrq)
-    })
+    entry!(
+        srq_handle,
+        Sub::HandleSrq,
+        srq_post_recv_func(srq_handle, num_segments, local_iov, user_cookie),
+        {
+            let _ = (num_segments, local_iov, user_cookie);
+            absent(Sub::HandleSrq)
+        }
+    )
 }
 
 /// Returns shared receive queue parameters.
@@ -620,10 +822,15 @@ pub unsafe extern "C" fn dat_srq_query(
     srq_param_mask: DAT_SRQ_PARAM_MASK,
     srq_param: *mut DAT_SRQ_PARAM,
 ) -> DAT_RETURN {
-    entry!(srq_handle, Sub::HandleSrq, srq_query_func(srq_handle, srq_param_mask, srq_param), {
-        let _ = (srq_param_mask, srq_param,);
-        absent(Sub::HandleSrq)
-    })
+    entry!(
+        srq_handle,
+        Sub::HandleSrq,
+        srq_query_func(srq_handle, srq_param_mask, srq_param),
+        {
+            let _ = (srq_param_mask, srq_param);
+            absent(Sub::HandleSrq)
+        }
+    )
 }
 
 /// Changes the capacity of a shared receive queue.
@@ -638,10 +845,15 @@ pub unsafe extern "C" fn dat_srq_resize(
     srq_handle: DAT_SRQ_HANDLE,
     srq_max_recv_dto: DAT_COUNT,
 ) -> DAT_RETURN {
-    entry!(srq_handle, Sub::HandleSrq, srq_resize_func(srq_handle, srq_max_recv_dto), {
-        let _ = (srq_max_recv_dto,);
-        absent(Sub::HandleSrq)
-    })
+    entry!(
+        srq_handle,
+        Sub::HandleSrq,
+        srq_resize_func(srq_handle, srq_max_recv_dto),
+        {
+            let _ = (srq_max_recv_dto,);
+            absent(Sub::HandleSrq)
+        }
+    )
 }
 
 /// Sets the low watermark of a shared receive queue.
@@ -656,8 +868,13 @@ pub unsafe extern "C" fn dat_srq_set_lw(
     srq_handle: DAT_SRQ_HANDLE,
     low_watermark: DAT_COUNT,
 ) -> DAT_RETURN {
-    entry!(srq_handle, Sub::HandleSrq, srq_set_lw_func(srq_handle, low_watermark), {
-        let _ = (low_watermark,);
-        absent(Sub::HandleSrq)
-    })
+    entry!(
+        srq_handle,
+        Sub::HandleSrq,
+        srq_set_lw_func(srq_handle, low_watermark),
+        {
+            let _ = (low_watermark,);
+            absent(Sub::HandleSrq)
+        }
+    )
 }

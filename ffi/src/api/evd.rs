@@ -3,7 +3,7 @@
 
 use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
-use udapl::object::{evd, ia, Event, EventData, Evd, WaitOutcome};
+use udapl::object::{evd, ia, Evd, Event, EventData, WaitOutcome};
 
 use crate::boundary::{entry, input, out};
 use crate::types::*;
@@ -20,7 +20,12 @@ pub(crate) fn write_event(dst: &mut DAT_EVENT, ev: &Event) {
                 pointer: pointer as DAT_PVOID,
             },
         },
-        EventData::Dto { ep, cookie, status, length } => DAT_EVENT_DATA {
+        EventData::Dto {
+            ep,
+            cookie,
+            status,
+            length,
+        } => DAT_EVENT_DATA {
             dto_completion_event_data: DAT_DTO_COMPLETION_EVENT_DATA {
                 ep_handle: h(ep),
                 user_cookie: ctx(cookie),
@@ -28,14 +33,23 @@ pub(crate) fn write_event(dst: &mut DAT_EVENT, ev: &Event) {
                 transfered_length: length,
             },
         },
-        EventData::RmrBind { rmr, cookie, status } => DAT_EVENT_DATA {
+        EventData::RmrBind {
+            rmr,
+            cookie,
+            status,
+        } => DAT_EVENT_DATA {
             rmr_completion_event_data: DAT_RMR_BIND_COMPLETION_EVENT_DATA {
                 rmr_handle: h(rmr),
                 user_cookie: ctx(cookie),
                 status,
             },
         },
-        EventData::ConnectionRequest { sp, local_addr, conn_qual, cr } => DAT_EVENT_DATA {
+        EventData::ConnectionRequest {
+            sp,
+            local_addr,
+            conn_qual,
+            cr,
+        } => DAT_EVENT_DATA {
             cr_arrival_event_data: DAT_CR_ARRIVAL_EVENT_DATA {
                 sp_handle: DAT_SP_HANDLE { psp_handle: h(sp) },
                 local_ia_address_ptr: local_addr as DAT_IA_ADDRESS_PTR,
@@ -43,7 +57,11 @@ pub(crate) fn write_event(dst: &mut DAT_EVENT, ev: &Event) {
                 cr_handle: h(cr),
             },
         },
-        EventData::Connection { ep, private_data_size, private_data } => DAT_EVENT_DATA {
+        EventData::Connection {
+            ep,
+            private_data_size,
+            private_data,
+        } => DAT_EVENT_DATA {
             connect_event_data: DAT_CONNECTION_EVENT_DATA {
                 ep_handle: h(ep),
                 private_data_size,
@@ -79,13 +97,23 @@ pub unsafe extern "C" fn dat_evd_create(
     evd_flags: DAT_EVD_FLAGS,
     evd_handle: *mut DAT_EVD_HANDLE,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, evd_create_func(ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle), {
-        let ia = ia::lookup(ia_handle as usize)?;
-        let slot = out(evd_handle, 5)?;
-        let evd = Evd::create(&ia, evd_min_qlen, Handle::from_addr(cno_handle as usize), evd_flags)?;
-        *slot = evd.handle.addr() as DAT_EVD_HANDLE;
-        Ok(())
-    })
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        evd_create_func(ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle),
+        {
+            let ia = ia::lookup(ia_handle as usize)?;
+            let slot = out(evd_handle, 5)?;
+            let evd = Evd::create(
+                &ia,
+                evd_min_qlen,
+                Handle::from_addr(cno_handle as usize),
+                evd_flags,
+            )?;
+            *slot = evd.handle.addr() as DAT_EVD_HANDLE;
+            Ok(())
+        }
+    )
 }
 
 /// Returns EVD parameters.
@@ -101,23 +129,28 @@ pub unsafe extern "C" fn dat_evd_query(
     evd_param_mask: DAT_EVD_PARAM_MASK,
     evd_param: *mut DAT_EVD_PARAM,
 ) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_query_func(evd_handle, evd_param_mask, evd_param), {
-        let evd = lookup(evd_handle)?;
-        if evd_param_mask & !DAT_EVD_FIELD_ALL != 0 {
-            return Err(DatError::arg(2));
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_query_func(evd_handle, evd_param_mask, evd_param),
+        {
+            let evd = lookup(evd_handle)?;
+            if evd_param_mask & !DAT_EVD_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            if evd_param_mask == 0 {
+                return Ok(());
+            }
+            let slot = out(evd_param, 3)?;
+            let p = evd.query()?;
+            slot.ia_handle = p.ia.addr() as DAT_IA_HANDLE;
+            slot.evd_qlen = p.qlen;
+            slot.evd_state = p.state;
+            slot.cno_handle = p.cno.addr() as DAT_CNO_HANDLE;
+            slot.evd_flags = p.flags;
+            Ok(())
         }
-        if evd_param_mask == 0 {
-            return Ok(());
-        }
-        let slot = out(evd_param, 3)?;
-        let p = evd.query()?;
-        slot.ia_handle = p.ia.addr() as DAT_IA_HANDLE;
-        slot.evd_qlen = p.qlen;
-        slot.evd_state = p.state;
-        slot.cno_handle = p.cno.addr() as DAT_CNO_HANDLE;
-        slot.evd_flags = p.flags;
-        Ok(())
-    })
+    )
 }
 
 /// Attaches, replaces or detaches the EVD's CNO.
@@ -128,10 +161,16 @@ pub unsafe extern "C" fn dat_evd_query(
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (EVD, CNO).
 #[no_mangle]
-pub unsafe extern "C" fn dat_evd_modify_cno(evd_handle: DAT_EVD_HANDLE, cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_modify_cno_func(evd_handle, cno_handle), {
-        lookup(evd_handle)?.modify_cno(Handle::from_addr(cno_handle as usize))
-    })
+pub unsafe extern "C" fn dat_evd_modify_cno(
+    evd_handle: DAT_EVD_HANDLE,
+    cno_handle: DAT_CNO_HANDLE,
+) -> DAT_RETURN {
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_modify_cno_func(evd_handle, cno_handle),
+        { lookup(evd_handle)?.modify_cno(Handle::from_addr(cno_handle as usize)) }
+    )
 }
 
 /// Lets arrivals trigger the EVD's CNO.
@@ -180,22 +219,27 @@ pub unsafe extern "C" fn dat_evd_wait(
     event: *mut DAT_EVENT,
     nmore: *mut DAT_COUNT,
 ) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_wait_func(evd_handle, timeout, threshold, event, nmore), {
-        let evd = lookup(evd_handle)?;
-        let ev_slot = out(event, 4)?;
-        let nmore_slot = out(nmore, 5)?;
-        match evd.wait(timeout, threshold)? {
-            WaitOutcome::Event(ev, left) => {
-                write_event(ev_slot, &ev);
-                *nmore_slot = i32::try_from(left).unwrap_or(i32::MAX);
-                Ok(())
-            }
-            WaitOutcome::Timeout(left) => {
-                *nmore_slot = i32::try_from(left).unwrap_or(i32::MAX);
-                Err(DatError::of(udapl::error::Type::TimeoutExpired))
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_wait_func(evd_handle, timeout, threshold, event, nmore),
+        {
+            let evd = lookup(evd_handle)?;
+            let ev_slot = out(event, 4)?;
+            let nmore_slot = out(nmore, 5)?;
+            match evd.wait(timeout, threshold)? {
+                WaitOutcome::Event(ev, left) => {
+                    write_event(ev_slot, &ev);
+                    *nmore_slot = i32::try_from(left).unwrap_or(i32::MAX);
+                    Ok(())
+                }
+                WaitOutcome::Timeout(left) => {
+                    *nmore_slot = i32::try_from(left).unwrap_or(i32::MAX);
+                    Err(DatError::of(udapl::error::Type::TimeoutExpired))
+                }
             }
         }
-    })
+    )
 }
 
 /// Changes the queue capacity.
@@ -207,10 +251,16 @@ pub unsafe extern "C" fn dat_evd_wait(
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (ARG2),
 /// `DAT_INSUFFICIENT_RESOURCES`, `DAT_INVALID_STATE` (more events queued).
 #[no_mangle]
-pub unsafe extern "C" fn dat_evd_resize(evd_handle: DAT_EVD_HANDLE, evd_min_qlen: DAT_COUNT) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_resize_func(evd_handle, evd_min_qlen), {
-        lookup(evd_handle)?.resize(evd_min_qlen)
-    })
+pub unsafe extern "C" fn dat_evd_resize(
+    evd_handle: DAT_EVD_HANDLE,
+    evd_min_qlen: DAT_COUNT,
+) -> DAT_RETURN {
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_resize_func(evd_handle, evd_min_qlen),
+        { lookup(evd_handle)?.resize(evd_min_qlen) }
+    )
 }
 
 /// Posts a software event.
@@ -222,14 +272,22 @@ pub unsafe extern "C" fn dat_evd_resize(evd_handle: DAT_EVD_HANDLE, evd_min_qlen
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (ARG1 not a
 /// software EVD, ARG2 NULL or not a software event), `DAT_QUEUE_FULL`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_evd_post_se(evd_handle: DAT_EVD_HANDLE, event: *const DAT_EVENT) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_post_se_func(evd_handle, event), {
-        let evd = lookup(evd_handle)?;
-        let ev = input(event, 2)?;
-        // SAFETY: reading the pointer member of the union as plain bits.
-        let pointer = unsafe { ev.event_data.software_event_data.pointer } as usize;
-        evd.post_se(ev.event_number, pointer)
-    })
+pub unsafe extern "C" fn dat_evd_post_se(
+    evd_handle: DAT_EVD_HANDLE,
+    event: *const DAT_EVENT,
+) -> DAT_RETURN {
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_post_se_func(evd_handle, event),
+        {
+            let evd = lookup(evd_handle)?;
+            let ev = input(event, 2)?;
+            // SAFETY: reading the pointer member of the union as plain bits.
+            let pointer = unsafe { ev.event_data.software_event_data.pointer } as usize;
+            evd.post_se(ev.event_number, pointer)
+        }
+    )
 }
 
 /// Removes the first event without blocking.
@@ -241,14 +299,22 @@ pub unsafe extern "C" fn dat_evd_post_se(evd_handle: DAT_EVD_HANDLE, event: *con
 /// `DAT_SUCCESS`, `DAT_QUEUE_EMPTY`, `DAT_INVALID_HANDLE`,
 /// `DAT_INVALID_PARAMETER` (ARG2), `DAT_INVALID_STATE` (a waiter is blocked).
 #[no_mangle]
-pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut DAT_EVENT) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_dequeue_func(evd_handle, event), {
-        let evd = lookup(evd_handle)?;
-        let slot = out(event, 2)?;
-        let ev = evd.dequeue()?;
-        write_event(slot, &ev);
-        Ok(())
-    })
+pub unsafe extern "C" fn dat_evd_dequeue(
+    evd_handle: DAT_EVD_HANDLE,
+    event: *mut DAT_EVENT,
+) -> DAT_RETURN {
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_dequeue_func(evd_handle, event),
+        {
+            let evd = lookup(evd_handle)?;
+            let slot = out(event, 2)?;
+            let ev = evd.dequeue()?;
+            write_event(slot, &ev);
+            Ok(())
+        }
+    )
 }
 
 /// Destroys an EVD; a blocked waiter returns `DAT_ABORT`.
@@ -274,9 +340,12 @@ pub unsafe extern "C" fn dat_evd_free(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN 
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_set_unwaitable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_set_unwaitable_func(evd_handle), {
-        lookup(evd_handle)?.set_waitable(false)
-    })
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_set_unwaitable_func(evd_handle),
+        { lookup(evd_handle)?.set_waitable(false) }
+    )
 }
 
 /// Makes the EVD waitable again.
@@ -288,7 +357,10 @@ pub unsafe extern "C" fn dat_evd_set_unwaitable(evd_handle: DAT_EVD_HANDLE) -> D
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_clear_unwaitable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
-    entry!(evd_handle, Sub::Handle1, evd_clear_unwaitable_func(evd_handle), {
-        lookup(evd_handle)?.set_waitable(true)
-    })
+    entry!(
+        evd_handle,
+        Sub::Handle1,
+        evd_clear_unwaitable_func(evd_handle),
+        { lookup(evd_handle)?.set_waitable(true) }
+    )
 }

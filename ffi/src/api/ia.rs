@@ -113,7 +113,17 @@ pub unsafe extern "C" fn builtin_ia_open(
             thread_safe: false,
         };
         // SAFETY: forwarded from our caller.
-        unsafe { open_builtin(n, ro_aware != 0, qlen, async_evd, ia_out, &key, DeviceConfig::default()) }
+        unsafe {
+            open_builtin(
+                n,
+                ro_aware != 0,
+                qlen,
+                async_evd,
+                ia_out,
+                &key,
+                DeviceConfig::default(),
+            )
+        }
     })
 }
 
@@ -162,16 +172,37 @@ pub unsafe extern "C" fn dat_ia_openv(
         let rc = match opener {
             // SAFETY: pointers forwarded under the dat_ia_openv contract.
             Opener::Builtin(device) => unsafe {
-                open_builtin(stripped, ro_aware, async_evd_qlen, async_evd_handle, ia_handle, &want, device)
+                open_builtin(
+                    stripped,
+                    ro_aware,
+                    async_evd_qlen,
+                    async_evd_handle,
+                    ia_handle,
+                    &want,
+                    device,
+                )
             },
             Opener::External { open_fn, .. } => {
                 // SAFETY: `open_fn` is the `ia_open_func` a provider registered;
                 // the stripped name points into the caller's NUL-terminated string.
-                let f: unsafe extern "C" fn(DAT_NAME_PTR, DAT_COUNT, *mut DAT_EVD_HANDLE, *mut DAT_IA_HANDLE, DAT_BOOLEAN) -> DAT_RETURN =
-                    unsafe { std::mem::transmute::<usize, _>(open_fn) };
+                let f: unsafe extern "C" fn(
+                    DAT_NAME_PTR,
+                    DAT_COUNT,
+                    *mut DAT_EVD_HANDLE,
+                    *mut DAT_IA_HANDLE,
+                    DAT_BOOLEAN,
+                ) -> DAT_RETURN = unsafe { std::mem::transmute::<usize, _>(open_fn) };
                 let stripped_ptr = name.wrapping_add(full.len() - stripped.len());
                 // SAFETY: see above.
-                unsafe { f(stripped_ptr, async_evd_qlen, async_evd_handle, ia_handle, u32::from(ro_aware)) }
+                unsafe {
+                    f(
+                        stripped_ptr,
+                        async_evd_qlen,
+                        async_evd_handle,
+                        ia_handle,
+                        u32::from(ro_aware),
+                    )
+                }
             }
         };
         if rc == DAT_SUCCESS {
@@ -195,7 +226,10 @@ pub unsafe extern "C" fn dat_ia_openv(
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA), `DAT_INVALID_PARAMETER` (ARG2
 /// flags), `DAT_INVALID_STATE` (IA_IN_USE on a graceful close).
 #[no_mangle]
-pub unsafe extern "C" fn dat_ia_close(ia_handle: DAT_IA_HANDLE, ia_flags: DAT_CLOSE_FLAGS) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ia_close(
+    ia_handle: DAT_IA_HANDLE,
+    ia_flags: DAT_CLOSE_FLAGS,
+) -> DAT_RETURN {
     guard(|| {
         let h = ia_handle as usize;
         if bad_handle(h) {
@@ -233,7 +267,10 @@ pub unsafe extern "C" fn dat_ia_close(ia_handle: DAT_IA_HANDLE, ia_flags: DAT_CL
 
 fn copy_name(dst: &mut [libc::c_char; DAT_NAME_MAX_LENGTH], src: &str) {
     dst.fill(0);
-    for (d, s) in dst.iter_mut().zip(src.bytes().take(DAT_NAME_MAX_LENGTH - 1)) {
+    for (d, s) in dst
+        .iter_mut()
+        .zip(src.bytes().take(DAT_NAME_MAX_LENGTH - 1))
+    {
         *d = s as libc::c_char;
     }
 }
@@ -335,30 +372,50 @@ pub unsafe extern "C" fn dat_ia_query(
     provider_attr_mask: DAT_PROVIDER_ATTR_MASK,
     provider_attributes: *mut DAT_PROVIDER_ATTR,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, ia_query_func(ia_handle, async_evd_handle, ia_attr_mask, ia_attributes, provider_attr_mask, provider_attributes), {
-        let ia = ia::lookup(ia_handle as usize)?;
-        if ia_attr_mask & !DAT_IA_FIELD_ALL != 0 {
-            return Err(DatError::arg(3));
-        }
-        if provider_attr_mask & !DAT_PROVIDER_FIELD_ALL != 0 {
-            return Err(DatError::arg(5));
-        }
-        let ia_out = if ia_attr_mask != 0 { Some(out(ia_attributes, 4)?) } else { None };
-        let prov_out = if provider_attr_mask != 0 { Some(out(provider_attributes, 6)?) } else { None };
-        let async_out = opt_out(async_evd_handle, 2)?;
-        let async_h = ia.async_evd_handle()?;
-        if let Some(a) = ia_out {
-            fill_ia_attr(&ia, a);
-        }
-        if let Some(p) = prov_out {
-            fill_provider_attr(&ia, p);
-        }
-        if let Some(slot) = async_out {
-            *slot = match async_h {
-                Some(h) => h.addr() as DAT_EVD_HANDLE,
-                None => DAT_EVD_OUT_OF_SCOPE,
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        ia_query_func(
+            ia_handle,
+            async_evd_handle,
+            ia_attr_mask,
+            ia_attributes,
+            provider_attr_mask,
+            provider_attributes
+        ),
+        {
+            let ia = ia::lookup(ia_handle as usize)?;
+            if ia_attr_mask & !DAT_IA_FIELD_ALL != 0 {
+                return Err(DatError::arg(3));
+            }
+            if provider_attr_mask & !DAT_PROVIDER_FIELD_ALL != 0 {
+                return Err(DatError::arg(5));
+            }
+            let ia_out = if ia_attr_mask != 0 {
+                Some(out(ia_attributes, 4)?)
+            } else {
+                None
             };
+            let prov_out = if provider_attr_mask != 0 {
+                Some(out(provider_attributes, 6)?)
+            } else {
+                None
+            };
+            let async_out = opt_out(async_evd_handle, 2)?;
+            let async_h = ia.async_evd_handle()?;
+            if let Some(a) = ia_out {
+                fill_ia_attr(&ia, a);
+            }
+            if let Some(p) = prov_out {
+                fill_provider_attr(&ia, p);
+            }
+            if let Some(slot) = async_out {
+                *slot = match async_h {
+                    Some(h) => h.addr() as DAT_EVD_HANDLE,
+                    None => DAT_EVD_OUT_OF_SCOPE,
+                };
+            }
+            Ok(())
         }
-        Ok(())
-    })
+    )
 }

@@ -16,13 +16,21 @@ use crate::types::*;
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA), `DAT_INVALID_PARAMETER` (ARG2),
 /// `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_pz_create(ia_handle: DAT_IA_HANDLE, pz_handle: *mut DAT_PZ_HANDLE) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, pz_create_func(ia_handle, pz_handle), {
-        let ia = ia::lookup(ia_handle as usize)?;
-        let slot = out(pz_handle, 2)?;
-        *slot = Pz::create(&ia)?.handle.addr() as DAT_PZ_HANDLE;
-        Ok(())
-    })
+pub unsafe extern "C" fn dat_pz_create(
+    ia_handle: DAT_IA_HANDLE,
+    pz_handle: *mut DAT_PZ_HANDLE,
+) -> DAT_RETURN {
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        pz_create_func(ia_handle, pz_handle),
+        {
+            let ia = ia::lookup(ia_handle as usize)?;
+            let slot = out(pz_handle, 2)?;
+            *slot = Pz::create(&ia)?.handle.addr() as DAT_PZ_HANDLE;
+            Ok(())
+        }
+    )
 }
 
 /// Returns PZ parameters.
@@ -33,17 +41,26 @@ pub unsafe extern "C" fn dat_pz_create(ia_handle: DAT_IA_HANDLE, pz_handle: *mut
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (PZ), `DAT_INVALID_PARAMETER` (ARG2, ARG3).
 #[no_mangle]
-pub unsafe extern "C" fn dat_pz_query(pz_handle: DAT_PZ_HANDLE, pz_param_mask: DAT_PZ_PARAM_MASK, pz_param: *mut DAT_PZ_PARAM) -> DAT_RETURN {
-    entry!(pz_handle, Sub::HandlePz, pz_query_func(pz_handle, pz_param_mask, pz_param), {
-        let pz = pz::lookup(pz_handle as usize)?;
-        if pz_param_mask & !DAT_PZ_FIELD_ALL != 0 {
-            return Err(DatError::arg(2));
+pub unsafe extern "C" fn dat_pz_query(
+    pz_handle: DAT_PZ_HANDLE,
+    pz_param_mask: DAT_PZ_PARAM_MASK,
+    pz_param: *mut DAT_PZ_PARAM,
+) -> DAT_RETURN {
+    entry!(
+        pz_handle,
+        Sub::HandlePz,
+        pz_query_func(pz_handle, pz_param_mask, pz_param),
+        {
+            let pz = pz::lookup(pz_handle as usize)?;
+            if pz_param_mask & !DAT_PZ_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            if pz_param_mask != 0 {
+                out(pz_param, 3)?.ia_handle = pz.ia.handle.addr() as DAT_IA_HANDLE;
+            }
+            Ok(())
         }
-        if pz_param_mask != 0 {
-            out(pz_param, 3)?.ia_handle = pz.ia.handle.addr() as DAT_IA_HANDLE;
-        }
-        Ok(())
-    })
+    )
 }
 
 /// Destroys a PZ nothing uses.
@@ -86,39 +103,80 @@ pub unsafe extern "C" fn dat_lmr_create(
     registered_length: *mut DAT_VLEN,
     registered_address: *mut DAT_VADDR,
 ) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, lmr_create_func(ia_handle, mem_type, region_description, length, pz_handle, privileges, lmr_handle, lmr_context, rmr_context, registered_length, registered_address), {
-        let ia = ia::lookup(ia_handle as usize)?;
-        let slot = out(lmr_handle, 7)?;
-        let ctx_out = crate::boundary::opt_out(lmr_context, 8)?;
-        let rctx_out = crate::boundary::opt_out(rmr_context, 9)?;
-        let len_out = crate::boundary::opt_out(registered_length, 10)?;
-        let addr_out = crate::boundary::opt_out(registered_address, 11)?;
-        // SAFETY: the union is read as the member `mem_type` selects; every
-        // member is plain data (pointers are only compared and stored).
-        let region = unsafe {
-            match mem_type {
-                DAT_MEM_TYPE_LMR => Region::Lmr(Handle::from_addr(region_description.for_lmr_handle as usize)),
-                DAT_MEM_TYPE_SHARED_VIRTUAL => {
-                    let sm = region_description.for_shared_memory;
-                    let mut cookie = [0u8; lmr::COOKIE_SIZE];
-                    if !sm.shared_memory_id.is_null() {
-                        // SAFETY: a non-NULL cookie points at DAT_LMR_COOKIE_SIZE bytes.
-                        std::ptr::copy_nonoverlapping(sm.shared_memory_id.cast::<u8>(), cookie.as_mut_ptr(), lmr::COOKIE_SIZE);
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        lmr_create_func(
+            ia_handle,
+            mem_type,
+            region_description,
+            length,
+            pz_handle,
+            privileges,
+            lmr_handle,
+            lmr_context,
+            rmr_context,
+            registered_length,
+            registered_address
+        ),
+        {
+            let ia = ia::lookup(ia_handle as usize)?;
+            let slot = out(lmr_handle, 7)?;
+            let ctx_out = crate::boundary::opt_out(lmr_context, 8)?;
+            let rctx_out = crate::boundary::opt_out(rmr_context, 9)?;
+            let len_out = crate::boundary::opt_out(registered_length, 10)?;
+            let addr_out = crate::boundary::opt_out(registered_address, 11)?;
+            // SAFETY: the union is read as the member `mem_type` selects; every
+            // member is plain data (pointers are only compared and stored).
+            let region = unsafe {
+                match mem_type {
+                    DAT_MEM_TYPE_LMR => Region::Lmr(Handle::from_addr(
+                        region_description.for_lmr_handle as usize,
+                    )),
+                    DAT_MEM_TYPE_SHARED_VIRTUAL => {
+                        let sm = region_description.for_shared_memory;
+                        let mut cookie = [0u8; lmr::COOKIE_SIZE];
+                        if !sm.shared_memory_id.is_null() {
+                            // SAFETY: a non-NULL cookie points at DAT_LMR_COOKIE_SIZE bytes.
+                            std::ptr::copy_nonoverlapping(
+                                sm.shared_memory_id.cast::<u8>(),
+                                cookie.as_mut_ptr(),
+                                lmr::COOKIE_SIZE,
+                            );
+                        }
+                        Region::Shared {
+                            va: sm.virtual_address as u64,
+                            cookie_ptr: sm.shared_memory_id as usize,
+                            cookie,
+                        }
                     }
-                    Region::Shared { va: sm.virtual_address as u64, cookie_ptr: sm.shared_memory_id as usize, cookie }
+                    _ => Region::Va(region_description.for_va as u64),
                 }
-                _ => Region::Va(region_description.for_va as u64),
+            };
+            let req = LmrRequest {
+                mem_type,
+                region,
+                length,
+                pz: Handle::from_addr(pz_handle as usize),
+                privileges,
+            };
+            let l = Lmr::create(&ia, req)?;
+            *slot = l.handle.addr() as DAT_LMR_HANDLE;
+            if let Some(p) = ctx_out {
+                *p = l.lmr_context;
             }
-        };
-        let req = LmrRequest { mem_type, region, length, pz: Handle::from_addr(pz_handle as usize), privileges };
-        let l = Lmr::create(&ia, req)?;
-        *slot = l.handle.addr() as DAT_LMR_HANDLE;
-        if let Some(p) = ctx_out { *p = l.lmr_context; }
-        if let Some(p) = rctx_out { *p = l.rmr_context; }
-        if let Some(p) = len_out { *p = l.registered_size; }
-        if let Some(p) = addr_out { *p = l.registered_address; }
-        Ok(())
-    })
+            if let Some(p) = rctx_out {
+                *p = l.rmr_context;
+            }
+            if let Some(p) = len_out {
+                *p = l.registered_size;
+            }
+            if let Some(p) = addr_out {
+                *p = l.registered_address;
+            }
+            Ok(())
+        }
+    )
 }
 
 /// Returns LMR parameters.
@@ -129,34 +187,50 @@ pub unsafe extern "C" fn dat_lmr_create(
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (LMR), `DAT_INVALID_PARAMETER` (ARG2, ARG3).
 #[no_mangle]
-pub unsafe extern "C" fn dat_lmr_query(lmr_handle: DAT_LMR_HANDLE, lmr_param_mask: DAT_LMR_PARAM_MASK, lmr_param: *mut DAT_LMR_PARAM) -> DAT_RETURN {
-    entry!(lmr_handle, Sub::HandleLmr, lmr_query_func(lmr_handle, lmr_param_mask, lmr_param), {
-        let l = lmr::lookup(lmr_handle as usize)?;
-        if lmr_param_mask & !DAT_LMR_FIELD_ALL != 0 {
-            return Err(DatError::arg(2));
+pub unsafe extern "C" fn dat_lmr_query(
+    lmr_handle: DAT_LMR_HANDLE,
+    lmr_param_mask: DAT_LMR_PARAM_MASK,
+    lmr_param: *mut DAT_LMR_PARAM,
+) -> DAT_RETURN {
+    entry!(
+        lmr_handle,
+        Sub::HandleLmr,
+        lmr_query_func(lmr_handle, lmr_param_mask, lmr_param),
+        {
+            let l = lmr::lookup(lmr_handle as usize)?;
+            if lmr_param_mask & !DAT_LMR_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            if lmr_param_mask == 0 {
+                return Ok(());
+            }
+            let p = out(lmr_param, 3)?;
+            p.ia_handle = l.ia.handle.addr() as DAT_IA_HANDLE;
+            p.mem_type = l.mem_type;
+            p.region_desc = match l.region {
+                Region::Va(va) => DAT_REGION_DESCRIPTION {
+                    for_va: va as DAT_PVOID,
+                },
+                Region::Lmr(h) => DAT_REGION_DESCRIPTION {
+                    for_lmr_handle: h.addr() as DAT_LMR_HANDLE,
+                },
+                Region::Shared { va, cookie_ptr, .. } => DAT_REGION_DESCRIPTION {
+                    for_shared_memory: DAT_SHARED_MEMORY {
+                        virtual_address: va as DAT_PVOID,
+                        shared_memory_id: cookie_ptr as DAT_LMR_COOKIE,
+                    },
+                },
+            };
+            p.length = l.length;
+            p.pz_handle = l.pz.handle.addr() as DAT_PZ_HANDLE;
+            p.mem_priv = l.privileges;
+            p.lmr_context = l.lmr_context;
+            p.rmr_context = l.rmr_context;
+            p.registered_size = l.registered_size;
+            p.registered_address = l.registered_address;
+            Ok(())
         }
-        if lmr_param_mask == 0 {
-            return Ok(());
-        }
-        let p = out(lmr_param, 3)?;
-        p.ia_handle = l.ia.handle.addr() as DAT_IA_HANDLE;
-        p.mem_type = l.mem_type;
-        p.region_desc = match l.region {
-            Region::Va(va) => DAT_REGION_DESCRIPTION { for_va: va as DAT_PVOID },
-            Region::Lmr(h) => DAT_REGION_DESCRIPTION { for_lmr_handle: h.addr() as DAT_LMR_HANDLE },
-            Region::Shared { va, cookie_ptr, .. } => DAT_REGION_DESCRIPTION {
-                for_shared_memory: DAT_SHARED_MEMORY { virtual_address: va as DAT_PVOID, shared_memory_id: cookie_ptr as DAT_LMR_COOKIE },
-            },
-        };
-        p.length = l.length;
-        p.pz_handle = l.pz.handle.addr() as DAT_PZ_HANDLE;
-        p.mem_priv = l.privileges;
-        p.lmr_context = l.lmr_context;
-        p.rmr_context = l.rmr_context;
-        p.registered_size = l.registered_size;
-        p.registered_address = l.registered_address;
-        Ok(())
-    })
+    )
 }
 
 /// Deregisters an LMR (the memory itself is untouched).
@@ -182,10 +256,15 @@ fn segments(p: *const DAT_LMR_TRIPLET, num: DAT_VLEN) -> udapl::Result<Vec<(u32,
     if p.is_null() || (p as usize) % std::mem::align_of::<DAT_LMR_TRIPLET>() != 0 {
         return Err(DatError::arg(2));
     }
-    let n = usize::try_from(num).ok().filter(|n| *n <= 1 << 24).ok_or(DatError::arg(3))?;
+    let n = usize::try_from(num)
+        .ok()
+        .filter(|n| *n <= 1 << 24)
+        .ok_or(DatError::arg(3))?;
     // SAFETY: the caller passes `num` readable triplets.
     let s = unsafe { std::slice::from_raw_parts(p, n) };
-    Ok(s.iter().map(|t| (t.lmr_context, t.virtual_address, t.segment_length)).collect())
+    Ok(s.iter()
+        .map(|t| (t.lmr_context, t.virtual_address, t.segment_length))
+        .collect())
 }
 
 /// Makes local writes visible to a later incoming RDMA Read.
@@ -196,11 +275,20 @@ fn segments(p: *const DAT_LMR_TRIPLET, num: DAT_VLEN) -> udapl::Result<Vec<(u32,
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA), `DAT_INVALID_PARAMETER`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, lmr_sync_rdma_read_func(ia_handle, local_segments, num_segments), {
-        let ia = ia::lookup(ia_handle as usize)?;
-        ia.sync_segments(&segments(local_segments, num_segments)?)
-    })
+pub unsafe extern "C" fn dat_lmr_sync_rdma_read(
+    ia_handle: DAT_IA_HANDLE,
+    local_segments: *const DAT_LMR_TRIPLET,
+    num_segments: DAT_VLEN,
+) -> DAT_RETURN {
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        lmr_sync_rdma_read_func(ia_handle, local_segments, num_segments),
+        {
+            let ia = ia::lookup(ia_handle as usize)?;
+            ia.sync_segments(&segments(local_segments, num_segments)?)
+        }
+    )
 }
 
 /// Makes a completed incoming RDMA Write visible to local reads.
@@ -211,11 +299,20 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA), `DAT_INVALID_PARAMETER`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_lmr_sync_rdma_write(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
-    entry!(ia_handle, Sub::HandleIa, lmr_sync_rdma_write_func(ia_handle, local_segments, num_segments), {
-        let ia = ia::lookup(ia_handle as usize)?;
-        ia.sync_segments(&segments(local_segments, num_segments)?)
-    })
+pub unsafe extern "C" fn dat_lmr_sync_rdma_write(
+    ia_handle: DAT_IA_HANDLE,
+    local_segments: *const DAT_LMR_TRIPLET,
+    num_segments: DAT_VLEN,
+) -> DAT_RETURN {
+    entry!(
+        ia_handle,
+        Sub::HandleIa,
+        lmr_sync_rdma_write_func(ia_handle, local_segments, num_segments),
+        {
+            let ia = ia::lookup(ia_handle as usize)?;
+            ia.sync_segments(&segments(local_segments, num_segments)?)
+        }
+    )
 }
 
 /// Creates an unbound RMR in a PZ.
@@ -227,13 +324,21 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_write(ia_handle: DAT_IA_HANDLE, local
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (PZ), `DAT_INVALID_PARAMETER` (ARG2),
 /// `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_rmr_create(pz_handle: DAT_PZ_HANDLE, rmr_handle: *mut DAT_RMR_HANDLE) -> DAT_RETURN {
-    entry!(pz_handle, Sub::HandlePz, rmr_create_func(pz_handle, rmr_handle), {
-        let pz = pz::lookup(pz_handle as usize)?;
-        let slot = out(rmr_handle, 2)?;
-        *slot = Rmr::create(&pz)?.handle.addr() as DAT_RMR_HANDLE;
-        Ok(())
-    })
+pub unsafe extern "C" fn dat_rmr_create(
+    pz_handle: DAT_PZ_HANDLE,
+    rmr_handle: *mut DAT_RMR_HANDLE,
+) -> DAT_RETURN {
+    entry!(
+        pz_handle,
+        Sub::HandlePz,
+        rmr_create_func(pz_handle, rmr_handle),
+        {
+            let pz = pz::lookup(pz_handle as usize)?;
+            let slot = out(rmr_handle, 2)?;
+            *slot = Rmr::create(&pz)?.handle.addr() as DAT_RMR_HANDLE;
+            Ok(())
+        }
+    )
 }
 
 /// Returns RMR parameters; unbound fields read as zero.
@@ -244,24 +349,38 @@ pub unsafe extern "C" fn dat_rmr_create(pz_handle: DAT_PZ_HANDLE, rmr_handle: *m
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (RMR), `DAT_INVALID_PARAMETER` (ARG2, ARG3).
 #[no_mangle]
-pub unsafe extern "C" fn dat_rmr_query(rmr_handle: DAT_RMR_HANDLE, rmr_param_mask: DAT_RMR_PARAM_MASK, rmr_param: *mut DAT_RMR_PARAM) -> DAT_RETURN {
-    entry!(rmr_handle, Sub::HandleRmr, rmr_query_func(rmr_handle, rmr_param_mask, rmr_param), {
-        let r = rmr::lookup(rmr_handle as usize)?;
-        if rmr_param_mask & !DAT_RMR_FIELD_ALL != 0 {
-            return Err(DatError::arg(2));
+pub unsafe extern "C" fn dat_rmr_query(
+    rmr_handle: DAT_RMR_HANDLE,
+    rmr_param_mask: DAT_RMR_PARAM_MASK,
+    rmr_param: *mut DAT_RMR_PARAM,
+) -> DAT_RETURN {
+    entry!(
+        rmr_handle,
+        Sub::HandleRmr,
+        rmr_query_func(rmr_handle, rmr_param_mask, rmr_param),
+        {
+            let r = rmr::lookup(rmr_handle as usize)?;
+            if rmr_param_mask & !DAT_RMR_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            if rmr_param_mask == 0 {
+                return Ok(());
+            }
+            let p = out(rmr_param, 3)?;
+            let v = r.params();
+            p.ia_handle = v.ia.addr() as DAT_IA_HANDLE;
+            p.pz_handle = v.pz.addr() as DAT_PZ_HANDLE;
+            p.lmr_triplet = DAT_LMR_TRIPLET {
+                lmr_context: v.lmr_context,
+                pad: 0,
+                virtual_address: v.virtual_address,
+                segment_length: v.length,
+            };
+            p.mem_priv = v.privileges;
+            p.rmr_context = v.rmr_context;
+            Ok(())
         }
-        if rmr_param_mask == 0 {
-            return Ok(());
-        }
-        let p = out(rmr_param, 3)?;
-        let v = r.params();
-        p.ia_handle = v.ia.addr() as DAT_IA_HANDLE;
-        p.pz_handle = v.pz.addr() as DAT_PZ_HANDLE;
-        p.lmr_triplet = DAT_LMR_TRIPLET { lmr_context: v.lmr_context, pad: 0, virtual_address: v.virtual_address, segment_length: v.length };
-        p.mem_priv = v.privileges;
-        p.rmr_context = v.rmr_context;
-        Ok(())
-    })
+    )
 }
 
 /// Binds an RMR to an LMR range through an endpoint.
@@ -281,10 +400,23 @@ pub unsafe extern "C" fn dat_rmr_bind(
     completion_flags: DAT_COMPLETION_FLAGS,
     rmr_context: *mut DAT_RMR_CONTEXT,
 ) -> DAT_RETURN {
-    entry!(rmr_handle, Sub::HandleRmr, rmr_bind_func(rmr_handle, lmr_triplet, mem_priv, ep_handle, user_cookie, completion_flags, rmr_context), {
-        let _rmr = rmr::lookup(rmr_handle as usize)?;
-        ep_absent(ep_handle as usize)
-    })
+    entry!(
+        rmr_handle,
+        Sub::HandleRmr,
+        rmr_bind_func(
+            rmr_handle,
+            lmr_triplet,
+            mem_priv,
+            ep_handle,
+            user_cookie,
+            completion_flags,
+            rmr_context
+        ),
+        {
+            let _rmr = rmr::lookup(rmr_handle as usize)?;
+            ep_absent(ep_handle as usize)
+        }
+    )
 }
 
 /// Destroys an RMR, unbinding it first.

@@ -14,16 +14,24 @@ use crate::types::*;
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_set_consumer_context(dat_handle: DAT_HANDLE, context: DAT_CONTEXT) -> DAT_RETURN {
-    entry!(dat_handle, Sub::Handle1, set_consumer_context_func(dat_handle, context), {
-        // SAFETY: all members of the 8-byte union share the same bits.
-        let v = unsafe { context.as_64 };
-        if handle::set_context(dat_handle as usize, v) {
-            Ok(())
-        } else {
-            Err(DatError::handle(Sub::Handle1))
+pub unsafe extern "C" fn dat_set_consumer_context(
+    dat_handle: DAT_HANDLE,
+    context: DAT_CONTEXT,
+) -> DAT_RETURN {
+    entry!(
+        dat_handle,
+        Sub::Handle1,
+        set_consumer_context_func(dat_handle, context),
+        {
+            // SAFETY: all members of the 8-byte union share the same bits.
+            let v = unsafe { context.as_64 };
+            if handle::set_context(dat_handle as usize, v) {
+                Ok(())
+            } else {
+                Err(DatError::handle(Sub::Handle1))
+            }
         }
-    })
+    )
 }
 
 /// Reads the consumer context of any DAT object (zero if never set).
@@ -34,12 +42,20 @@ pub unsafe extern "C" fn dat_set_consumer_context(dat_handle: DAT_HANDLE, contex
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (ARG2).
 #[no_mangle]
-pub unsafe extern "C" fn dat_get_consumer_context(dat_handle: DAT_HANDLE, context: *mut DAT_CONTEXT) -> DAT_RETURN {
-    entry!(dat_handle, Sub::Handle1, get_consumer_context_func(dat_handle, context), {
-        let v = handle::context(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
-        out(context, 2)?.as_64 = v;
-        Ok(())
-    })
+pub unsafe extern "C" fn dat_get_consumer_context(
+    dat_handle: DAT_HANDLE,
+    context: *mut DAT_CONTEXT,
+) -> DAT_RETURN {
+    entry!(
+        dat_handle,
+        Sub::Handle1,
+        get_consumer_context_func(dat_handle, context),
+        {
+            let v = handle::context(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
+            out(context, 2)?.as_64 = v;
+            Ok(())
+        }
+    )
 }
 
 /// Reports the type of any DAT object.
@@ -50,12 +66,20 @@ pub unsafe extern "C" fn dat_get_consumer_context(dat_handle: DAT_HANDLE, contex
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (ARG2).
 #[no_mangle]
-pub unsafe extern "C" fn dat_get_handle_type(dat_handle: DAT_HANDLE, handle_type: *mut DAT_HANDLE_TYPE) -> DAT_RETURN {
-    entry!(dat_handle, Sub::Handle1, get_handle_type_func(dat_handle, handle_type), {
-        let o = handle::lookup(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
-        *out(handle_type, 2)? = o.handle_type() as DAT_HANDLE_TYPE;
-        Ok(())
-    })
+pub unsafe extern "C" fn dat_get_handle_type(
+    dat_handle: DAT_HANDLE,
+    handle_type: *mut DAT_HANDLE_TYPE,
+) -> DAT_RETURN {
+    entry!(
+        dat_handle,
+        Sub::Handle1,
+        get_handle_type_func(dat_handle, handle_type),
+        {
+            let o = handle::lookup(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
+            *out(handle_type, 2)? = o.handle_type() as DAT_HANDLE_TYPE;
+            Ok(())
+        }
+    )
 }
 
 /// Names the type and subtype of a `DAT_RETURN` (class bits ignored).
@@ -66,7 +90,7 @@ pub unsafe extern "C" fn dat_get_handle_type(dat_handle: DAT_HANDLE, handle_type
 ///
 /// # Returns
 /// `DAT_SUCCESS`, or `DAT_INVALID_PARAMETER` for an undefined type or
-/// subtype (ARG1) or a NULL OUT pointer (ARG2, ARG3).
+/// subtype (no subtype) or a NULL OUT pointer (ARG2, ARG3).
 #[no_mangle]
 pub unsafe extern "C" fn dat_strerror(
     value: DAT_RETURN,
@@ -77,7 +101,8 @@ pub unsafe extern "C" fn dat_strerror(
         let r = (|| {
             let major_out = out(major_message, 2)?;
             let minor_out = out(minor_message, 3)?;
-            let (major, minor) = strerror_cstr(value).ok_or(DatError::arg(1))?;
+            let (major, minor) =
+                strerror_cstr(value).ok_or(DatError::of(udapl::error::Type::InvalidParameter))?;
             *major_out = major;
             *minor_out = minor;
             Ok(())

@@ -65,17 +65,24 @@ pub unsafe extern "C" fn dat_registry_list_providers(
 /// `DAT_SUCCESS`, `DAT_INVALID_PARAMETER` (ARG1, ARG2),
 /// `DAT_PROVIDER_ALREADY_REGISTERED`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_registry_add_provider(provider: *mut DAT_PROVIDER, provider_info: *const DAT_PROVIDER_INFO) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_registry_add_provider(
+    provider: *mut DAT_PROVIDER,
+    provider_info: *const DAT_PROVIDER_INFO,
+) -> DAT_RETURN {
     guard(|| {
         let r = (|| {
             let p = input(provider as *const DAT_PROVIDER, 1)?;
             let info = input(provider_info, 2)?;
             let open_fn = p.ia_open_func.ok_or(DatError::arg(1))?;
-            let opener = if open_fn as usize == crate::api::ia::builtin_ia_open as *const () as usize {
-                Opener::Builtin(Default::default())
-            } else {
-                Opener::External { open_fn: open_fn as usize, provider: provider as usize }
-            };
+            let opener =
+                if open_fn as usize == crate::api::ia::builtin_ia_open as *const () as usize {
+                    Opener::Builtin(Default::default())
+                } else {
+                    Opener::External {
+                        open_fn: open_fn as usize,
+                        provider: provider as usize,
+                    }
+                };
             registry().add_provider(key_of(info), opener)
         })();
         crate::boundary::code(r)
@@ -91,7 +98,10 @@ pub unsafe extern "C" fn dat_registry_add_provider(provider: *mut DAT_PROVIDER, 
 /// `DAT_SUCCESS`, `DAT_INVALID_PARAMETER` (ARG1, ARG2, or no such entry),
 /// `DAT_PROVIDER_IN_USE`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_registry_remove_provider(provider: *mut DAT_PROVIDER, provider_info: *const DAT_PROVIDER_INFO) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_registry_remove_provider(
+    provider: *mut DAT_PROVIDER,
+    provider_info: *const DAT_PROVIDER_INFO,
+) -> DAT_RETURN {
     guard(|| {
         let r = (|| {
             input(provider as *const DAT_PROVIDER, 1)?;
