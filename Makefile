@@ -40,7 +40,7 @@ PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC
 CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN)
 
 .PHONY: all lib header check-header check cargo-test exports ctests run-ctests \
-        demo install valgrind clippy fmt clean
+        demo install valgrind clippy fmt lint header-modes clean
 
 all: lib
 
@@ -49,7 +49,8 @@ lib: $(LIBOUT)/libdat.so.1
 $(LIBOUT)/libdat.so.1: $(RUST_SRC)
 	$(CARGO) build --release -p dat
 	mkdir -p $(LIBOUT)
-	cp target/release/libdat.so $(LIBOUT)/libdat.so.1
+	cp target/release/libdat.so $(LIBOUT)/libdat.so.1.tmp
+	mv -f $(LIBOUT)/libdat.so.1.tmp $(LIBOUT)/libdat.so.1
 	ln -sf libdat.so.1 $(LIBOUT)/libdat.so
 
 header:
@@ -76,15 +77,24 @@ $(CTOUT)/registry/lib%.so: ctests/registry/%.c include/dat/udat.h $(LIBOUT)/libd
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CWARN) -g -fPIC -shared -Iinclude -o $@ $< -L$(LIBOUT) -ldat
 
+# The registry tests and the no-init provider include the stub provider source.
+$(CTOUT)/registry/unit_registry $(CTOUT)/registry/libnoinit_provider.so: ctests/registry/stub_provider.c
+
 ctests: $(CTEST_BIN) $(PROV_LIB)
 
 run-ctests: ctests
+	@echo "== C conformance tests"
 	@LD_LIBRARY_PATH=$(ABSLIB) ./ctests/run.sh $(CTEST_BIN)
 
-check: cargo-test exports check-header run-ctests
+lint: clippy fmt
+
+header-modes:
+	./ctests/abi/header_modes.sh
+
+check: lint cargo-test exports check-header header-modes run-ctests valgrind
 
 valgrind: ctests
-	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
 		./ctests/run.sh $(CTEST_BIN)
 
 demo: lib

@@ -35,6 +35,7 @@ pub struct Slot {
     context: AtomicU64,
 }
 
+#[allow(clippy::declare_interior_mutable_const)]
 impl Slot {
     const EMPTY: Slot = Slot {
         provider: AtomicUsize::new(0),

@@ -53,7 +53,7 @@ static int ctest_ncases;
 static int ctest_failures; /* in the child: failed checks of the current case */
 static int ctest_skipped;  /* in the child: the case asked to be skipped */
 
-static void ctest_register(const char *name, ctest_fn fn)
+static inline void ctest_register(const char *name, ctest_fn fn)
 {
     if (ctest_ncases < CTEST_MAX_CASES) {
         ctest_cases[ctest_ncases].name = name;
@@ -99,7 +99,7 @@ static void ctest_register(const char *name, ctest_fn fn)
         return;                                                                \
     } while (0)
 
-static void ctest_report_ret(const char *file, int line, const char *expr,
+static inline void ctest_report_ret(const char *file, int line, const char *expr,
                              DAT_RETURN got, DAT_RETURN want, const char *what)
 {
     fprintf(stderr, "    %s:%d: %s\n      got 0x%08x, want %s 0x%08x\n", file,
@@ -194,7 +194,7 @@ static inline DAT_RETURN ctest_post(DAT_EVD_HANDLE evd, void *p)
 
 /* ---- runner ------------------------------------------------------------ */
 
-static int ctest_run_one(const struct ctest_case *c)
+static inline int ctest_run_one(const struct ctest_case *c)
 {
     pid_t pid;
     int status = 0;
@@ -229,7 +229,7 @@ static int ctest_run_one(const struct ctest_case *c)
     return 0;
 }
 
-static int ctest_main(int argc, char **argv)
+static inline int ctest_main(int argc, char **argv)
 {
     int i, passed = 0, failed = 0;
     const char *filter = argc > 1 ? argv[1] : NULL;

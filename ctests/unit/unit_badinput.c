@@ -1254,6 +1254,13 @@ TEST(BAD_15_null_out_pointers_ep_psp_rsp_srq)
         ETYPE(dat_ep_connect(a.ep, NULL, (DAT_CONN_QUAL)47003, 1000000, 0, NULL,
                              DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
               DAT_INVALID_PARAMETER);
+        /* RMB-03: a NULL triplet is a parameter error (checked before the EP state) */
+        {
+            DAT_RMR_CONTEXT rc;
+            ETYPE(dat_rmr_bind(a.rmr, NULL, DAT_MEM_PRIV_REMOTE_READ_FLAG, a.ep, ctx64(1),
+                               DAT_COMPLETION_DEFAULT_FLAG, &rc),
+                  DAT_INVALID_PARAMETER);
+        }
     } else {
         NOTE_SKIP("no EP: EP NULL-pointer checks not run");
     }
@@ -1555,26 +1562,33 @@ TEST(BAD_20_huge_lengths)
 TEST(BAD_21_registry_and_strerror_arguments)
 {
     DAT_COUNT n = -7;
-    DAT_PROVIDER_INFO info, *list[1];
+    DAT_PROVIDER_INFO info[4], *list[4];
+    DAT_PROVIDER fake;
     const char *ma, *mi;
+    int i;
 
     bad_guard();
-    memset(&info, 0, sizeof(info));
-    snprintf(info.ia_name, sizeof(info.ia_name), "bad_input_never_registered");
-    info.dapl_version_major = 1;
-    info.dapl_version_minor = 2;
-    info.is_thread_safe = DAT_FALSE;
-    list[0] = &info;
+    memset(info, 0, sizeof(info));
+    for (i = 0; i < 4; i++)
+        list[i] = &info[i];
+    snprintf(info[0].ia_name, sizeof(info[0].ia_name), "bad_input_never_registered");
+    info[0].dapl_version_major = 1;
+    info[0].dapl_version_minor = 2;
+    info[0].is_thread_safe = DAT_FALSE;
+    memset(&fake, 0, sizeof(fake));
 
     EXACT(dat_registry_list_providers(4, NULL, list), 0x80060025u);
     EXACT(dat_registry_list_providers(4, &n, NULL), 0x80060026u);
     list[0] = NULL;
     EXACT(dat_registry_list_providers(1, &n, list), 0x80060026u);
 
-    EXACT(dat_registry_add_provider(NULL, &info), 0x80060024u);
+    EXACT(dat_registry_add_provider(NULL, &info[0]), 0x80060024u);
     EXACT(dat_registry_add_provider(NULL, NULL), 0x80060024u);
-    EXACT(dat_registry_remove_provider(NULL, &info), 0x80060024u);
+    EXACT(dat_registry_add_provider(&fake, NULL), 0x80060025u);
+    EXACT(dat_registry_remove_provider(NULL, &info[0]), 0x80060024u);
     EXACT(dat_registry_remove_provider(NULL, NULL), 0x80060024u);
+    /* the reference crashes on a NULL info here (D25); rule 1: a parameter error */
+    ETYPE(dat_registry_remove_provider(&fake, NULL), DAT_INVALID_PARAMETER);
 
     ETYPE(dat_strerror(0x8005000Bu, NULL, &mi), DAT_INVALID_PARAMETER);
     ETYPE(dat_strerror(0x8005000Bu, &ma, NULL), DAT_INVALID_PARAMETER);

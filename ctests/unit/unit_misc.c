@@ -733,7 +733,7 @@ TEST(STR_10_warning_class)
     CHECK(mi != NULL && mi[0] == '\0');
     /* class bits are ignored: same answer for 0x0, 0x4 and 0x8 classes */
     {
-        const char *a1, *b1, *a2, *b2, *a3, *b3;
+        const char *a1 = "", *b1 = "", *a2 = "?", *b2 = "?", *a3 = "!", *b3 = "!";
         CHECK_OK(dat_strerror(0x0005000Bu, &a1, &b1));
         CHECK_OK(dat_strerror(0x4005000Bu, &a2, &b2));
         CHECK_OK(dat_strerror(0x8005000Bu, &a3, &b3));

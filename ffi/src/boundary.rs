@@ -25,6 +25,11 @@ pub(crate) fn guard(f: impl FnOnce() -> DAT_RETURN) -> DAT_RETURN {
     }
 }
 
+/// Runs a fallible entry point body (keeps `?` usable inside `entry!`).
+pub(crate) fn run<T>(f: impl FnOnce() -> udapl::Result<T>) -> udapl::Result<T> {
+    f()
+}
+
 /// `DAT_SUCCESS` or the error code.
 pub(crate) fn code(r: udapl::Result<()>) -> DAT_RETURN {
     match r {
@@ -91,7 +96,7 @@ macro_rules! entry {
                     None => $crate::boundary::invalid_handle($sub),
                 };
             }
-            let r: udapl::Result<()> = (|| $body)();
+            let r: udapl::Result<()> = $crate::boundary::run(|| $body);
             $crate::boundary::code(r)
         })
     };

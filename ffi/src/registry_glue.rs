@@ -22,7 +22,7 @@ pub(crate) fn existing() -> Option<&'static Registry> {
     REGISTRY.get()
 }
 
-/// Open IAs (ours and third-party) → the registry entry they hold.
+/// Open IAs (ours and third-party) -> the registry entry they hold.
 static TICKETS: Mutex<Option<HashMap<usize, Ticket>>> = Mutex::new(None);
 
 pub(crate) fn remember(ia: usize, t: Ticket) {

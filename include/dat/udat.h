@@ -6,8 +6,8 @@
  * dat_registry.h, udat_redirection.h, ...) includes this file, so each one
  * gives all declarations: consumer API, registry API and provider interface.
  *
- * Compiles as C89 (without -pedantic: it uses unsigned long long), C99, C11
- * and C++.
+ * Compiles cleanly as C89, C99, C11 and C++ (C89 with -pedantic needs
+ * -Wno-long-long: DAT_UVERYLONG is unsigned long long).
  */
 
 #ifndef _DAT_UDAT_H_
@@ -3075,7 +3075,7 @@ DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle, DAT_COUNT low_watermark);
  *
  * # Returns
  * `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, CNO), `DAT_INVALID_PARAMETER`
- * (ARG2 qlen ≤ 0, ARG5 NULL OUT), `DAT_INSUFFICIENT_RESOURCES` (TEVD).
+ * (ARG2 qlen <= 0, ARG5 NULL OUT), `DAT_INSUFFICIENT_RESOURCES` (TEVD).
  */
 DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
                           DAT_COUNT evd_min_qlen,
@@ -3473,7 +3473,7 @@ DAT_RETURN dat_get_handle_type(DAT_HANDLE dat_handle, DAT_HANDLE_TYPE *handle_ty
  *
  * # Returns
  * `DAT_SUCCESS`, or `DAT_INVALID_PARAMETER` for an undefined type or
- * subtype (ARG1) or a NULL OUT pointer (ARG2, ARG3).
+ * subtype (no subtype) or a NULL OUT pointer (ARG2, ARG3).
  */
 DAT_RETURN dat_strerror(DAT_RETURN value, const char **major_message, const char **minor_message);
 

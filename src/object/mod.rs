@@ -35,3 +35,40 @@ pub fn absent(sub: Sub) -> Result<()> {
 pub fn connection_layer_pending() -> Result<()> {
     Err(DatError::of(Type::NotImplemented))
 }
+
+/// `DAT_EVD_CR_FLAG`, `DAT_EVD_DTO_FLAG`, `DAT_EVD_CONNECTION_FLAG`.
+pub const EVD_CR_FLAG: u32 = 0x010;
+pub const EVD_DTO_FLAG: u32 = 0x020;
+pub const EVD_CONNECTION_FLAG: u32 = 0x040;
+
+/// An EVD argument in a role (recv, request, connect, CR): NULL, or a live
+/// EVD of `ia` whose flags include `need`; otherwise `DAT_INVALID_HANDLE/sub`.
+pub fn evd_for_role(
+    ia: &std::sync::Arc<Ia>,
+    addr: usize,
+    need: u32,
+    sub: Sub,
+) -> Result<Option<std::sync::Arc<Evd>>> {
+    if addr == 0 {
+        return Ok(None);
+    }
+    let evd = evd::lookup(addr).map_err(|_| DatError::handle(sub))?;
+    if evd.ia.handle != ia.handle || evd.flags & need != need {
+        return Err(DatError::handle(sub));
+    }
+    Ok(Some(evd))
+}
+
+/// A PZ argument: a live PZ of `ia` (NULL allowed when `optional`).
+pub fn pz_for(
+    ia: &std::sync::Arc<Ia>,
+    addr: usize,
+    optional: bool,
+) -> Result<Option<std::sync::Arc<Pz>>> {
+    if addr == 0 && optional {
+        return Ok(None);
+    }
+    let pz = pz::lookup(addr)?;
+    ia::same_ia(&pz.ia, ia, Sub::HandlePz)?;
+    Ok(Some(pz))
+}

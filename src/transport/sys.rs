@@ -101,7 +101,7 @@ impl Blocker {
                 let left = d - now;
                 Some(libc::timespec {
                     tv_sec: libc::time_t::try_from(left.as_secs()).unwrap_or(libc::time_t::MAX),
-                    tv_nsec: libc::c_long::try_from(left.subsec_nanos()).unwrap_or(0),
+                    tv_nsec: libc::c_long::from(left.subsec_nanos()),
                 })
             }
         };

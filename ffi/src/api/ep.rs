@@ -6,10 +6,13 @@
 //! such object of ours can exist, every other handle is
 //! `DAT_INVALID_HANDLE` with the subtype of its type.
 
-use udapl::error::Sub;
-use udapl::object::{absent, connection_layer_pending, ia};
+use udapl::error::{DatError, Sub};
+use udapl::object::{
+    absent, connection_layer_pending, evd_for_role, ia, pz_for, EVD_CONNECTION_FLAG, EVD_CR_FLAG,
+    EVD_DTO_FLAG,
+};
 
-use crate::boundary::entry;
+use crate::boundary::{entry, input, out};
 use crate::types::*;
 
 /// Creates an endpoint.
@@ -42,15 +45,30 @@ pub unsafe extern "C" fn dat_ep_create(
             ep_handle
         ),
         {
-            let _ = (
-                pz_handle,
-                recv_evd_handle,
-                request_evd_handle,
-                connect_evd_handle,
-                ep_attributes,
-                ep_handle,
-            );
-            ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?;
+            pz_for(&ia, pz_handle as usize, true)?;
+            evd_for_role(
+                &ia,
+                recv_evd_handle as usize,
+                EVD_DTO_FLAG,
+                Sub::HandleEvdRecv,
+            )?;
+            evd_for_role(
+                &ia,
+                request_evd_handle as usize,
+                EVD_DTO_FLAG,
+                Sub::HandleEvdRequest,
+            )?;
+            evd_for_role(
+                &ia,
+                connect_evd_handle as usize,
+                EVD_CONNECTION_FLAG,
+                Sub::HandleEvdConn,
+            )?;
+            if !ep_attributes.is_null() {
+                input(ep_attributes, 6)?;
+            }
+            out(ep_handle, 7)?;
             connection_layer_pending()
         }
     )
@@ -89,17 +107,29 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
             ep_handle
         ),
         {
-            let _ = (
-                pz_handle,
-                recv_evd_handle,
-                request_evd_handle,
-                connect_evd_handle,
-                srq_handle,
-                ep_attributes,
-                ep_handle,
-            );
-            ia::lookup(ia_handle as usize)?;
-            connection_layer_pending()
+            let ia = ia::lookup(ia_handle as usize)?;
+            pz_for(&ia, pz_handle as usize, true)?;
+            evd_for_role(
+                &ia,
+                recv_evd_handle as usize,
+                EVD_DTO_FLAG,
+                Sub::HandleEvdRecv,
+            )?;
+            evd_for_role(
+                &ia,
+                request_evd_handle as usize,
+                EVD_DTO_FLAG,
+                Sub::HandleEvdRequest,
+            )?;
+            evd_for_role(
+                &ia,
+                connect_evd_handle as usize,
+                EVD_CONNECTION_FLAG,
+                Sub::HandleEvdConn,
+            )?;
+            // No SRQ of this library can exist yet, so any SRQ handle is invalid.
+            let _ = (srq_handle, ep_attributes, ep_handle);
+            absent(Sub::HandleSrq)
         }
     )
 }
@@ -521,8 +551,14 @@ pub unsafe extern "C" fn dat_psp_create(
         Sub::HandleIa,
         psp_create_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
-            let _ = (conn_qual, evd_handle, psp_flags, psp_handle);
-            ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?;
+            evd_for_role(&ia, evd_handle as usize, EVD_CR_FLAG, Sub::HandleEvdCr)?
+                .ok_or(DatError::handle(Sub::HandleEvdCr))?;
+            if psp_flags > DAT_PSP_PROVIDER_FLAG {
+                return Err(DatError::arg(4));
+            }
+            out(psp_handle, 5)?;
+            let _ = conn_qual;
             connection_layer_pending()
         }
     )
@@ -548,8 +584,14 @@ pub unsafe extern "C" fn dat_psp_create_any(
         Sub::HandleIa,
         psp_create_any_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
-            let _ = (conn_qual, evd_handle, psp_flags, psp_handle);
-            ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?;
+            out(conn_qual, 2)?;
+            evd_for_role(&ia, evd_handle as usize, EVD_CR_FLAG, Sub::HandleEvdCr)?
+                .ok_or(DatError::handle(Sub::HandleEvdCr))?;
+            if psp_flags > DAT_PSP_PROVIDER_FLAG {
+                return Err(DatError::arg(4));
+            }
+            out(psp_handle, 5)?;
             connection_layer_pending()
         }
     )
@@ -613,9 +655,10 @@ pub unsafe extern "C" fn dat_rsp_create(
         Sub::HandleIa,
         rsp_create_func(ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle),
         {
-            let _ = (conn_qual, ep_handle, evd_handle, rsp_handle);
             ia::lookup(ia_handle as usize)?;
-            connection_layer_pending()
+            // No endpoint of this library can exist yet, so any EP is invalid.
+            let _ = (conn_qual, ep_handle, evd_handle, rsp_handle);
+            absent(Sub::HandleEp)
         }
     )
 }
@@ -763,8 +806,10 @@ pub unsafe extern "C" fn dat_srq_create(
         Sub::HandleIa,
         srq_create_func(ia_handle, pz_handle, srq_attr, srq_handle),
         {
-            let _ = (pz_handle, srq_attr, srq_handle);
-            ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?;
+            pz_for(&ia, pz_handle as usize, false)?;
+            input(srq_attr as *const DAT_SRQ_ATTR, 3)?;
+            out(srq_handle, 4)?;
             connection_layer_pending()
         }
     )

@@ -88,7 +88,7 @@ fn lookup(h: DAT_EVD_HANDLE) -> udapl::Result<std::sync::Arc<Evd>> {
 ///
 /// # Returns
 /// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, CNO), `DAT_INVALID_PARAMETER`
-/// (ARG2 qlen ≤ 0, ARG5 NULL OUT), `DAT_INSUFFICIENT_RESOURCES` (TEVD).
+/// (ARG2 qlen <= 0, ARG5 NULL OUT), `DAT_INSUFFICIENT_RESOURCES` (TEVD).
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_create(
     ia_handle: DAT_IA_HANDLE,

@@ -50,7 +50,7 @@ unsafe fn open_builtin(
     key: &ProviderKey,
     device: DeviceConfig,
 ) -> DAT_RETURN {
-    let r = (|| {
+    let r = crate::boundary::run(|| {
         let async_slot = out(async_evd, 3)?;
         let ia_slot = out(ia_out, 4)?;
         let requested = *async_slot as usize;
@@ -82,7 +82,7 @@ unsafe fn open_builtin(
         }
         *ia_slot = ia.handle.addr() as DAT_IA_HANDLE;
         Ok(())
-    })();
+    });
     if r.is_err() && !ia_out.is_null() {
         // SAFETY: checked non-NULL; the reference clears it once the provider is reached.
         unsafe { *ia_out = std::ptr::null_mut() };
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn dat_ia_close(
             }
             return rc;
         }
-        let r = (|| {
+        let r = crate::boundary::run(|| {
             let ia = ia::lookup(h)?;
             let graceful = match ia_flags {
                 DAT_CLOSE_ABRUPT_FLAG => false,
@@ -257,7 +257,7 @@ pub unsafe extern "C" fn dat_ia_close(
                 _ => return Err(DatError::arg(2)),
             };
             ia.close(graceful)
-        })();
+        });
         if r.is_ok() {
             registry_glue::forget(h);
         }

@@ -98,7 +98,7 @@ pub unsafe extern "C" fn dat_strerror(
     minor_message: *mut *const libc::c_char,
 ) -> DAT_RETURN {
     guard(|| {
-        let r = (|| {
+        let r = crate::boundary::run(|| {
             let major_out = out(major_message, 2)?;
             let minor_out = out(minor_message, 3)?;
             let (major, minor) =
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn dat_strerror(
             *major_out = major;
             *minor_out = minor;
             Ok(())
-        })();
+        });
         crate::boundary::code(r)
     })
 }

@@ -25,7 +25,7 @@ pub unsafe extern "C" fn dat_registry_list_providers(
     dat_provider_list: *mut *mut DAT_PROVIDER_INFO,
 ) -> DAT_RETURN {
     guard(|| {
-        let r = (|| {
+        let r = crate::boundary::run(|| {
             let count = out(entries_returned, 2)?;
             let all = registry().list();
             let size = i32::try_from(all.len()).unwrap_or(i32::MAX);
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn dat_registry_list_providers(
             }
             *count = i32::try_from(n).unwrap_or(i32::MAX);
             Ok(())
-        })();
+        });
         crate::boundary::code(r)
     })
 }
@@ -70,7 +70,7 @@ pub unsafe extern "C" fn dat_registry_add_provider(
     provider_info: *const DAT_PROVIDER_INFO,
 ) -> DAT_RETURN {
     guard(|| {
-        let r = (|| {
+        let r = crate::boundary::run(|| {
             let p = input(provider as *const DAT_PROVIDER, 1)?;
             let info = input(provider_info, 2)?;
             let open_fn = p.ia_open_func.ok_or(DatError::arg(1))?;
@@ -84,7 +84,7 @@ pub unsafe extern "C" fn dat_registry_add_provider(
                     }
                 };
             registry().add_provider(key_of(info), opener)
-        })();
+        });
         crate::boundary::code(r)
     })
 }
@@ -103,11 +103,11 @@ pub unsafe extern "C" fn dat_registry_remove_provider(
     provider_info: *const DAT_PROVIDER_INFO,
 ) -> DAT_RETURN {
     guard(|| {
-        let r = (|| {
+        let r = crate::boundary::run(|| {
             input(provider as *const DAT_PROVIDER, 1)?;
             let info = input(provider_info, 2)?;
             registry().remove_provider(&key_of(info))
-        })();
+        });
         crate::boundary::code(r)
     })
 }
