@@ -40,7 +40,7 @@ PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC
 CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN)
 
 .PHONY: all lib header check-header check cargo-test exports ctests run-ctests \
-        demo install valgrind clippy fmt lint header-modes clean
+        demo install valgrind clippy fmt lint header-modes dropin clean
 
 all: lib
 
@@ -91,7 +91,11 @@ lint: clippy fmt
 header-modes:
 	./ctests/abi/header_modes.sh
 
-check: lint cargo-test exports check-header header-modes run-ctests valgrind
+dropin: lib
+	@echo "== drop-in test (binary linked against another libdat.so.1)"
+	./ctests/dropin/run.sh
+
+check: lint cargo-test exports check-header header-modes dropin run-ctests valgrind
 
 valgrind: ctests
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \

@@ -119,3 +119,18 @@ pub(crate) mod tests {
         assert_eq!(super::guard(|| 0), 0);
     }
 }
+
+#[cfg(test)]
+mod entry_point_panic {
+    /// A panic inside a real exported entry point comes back to the C caller
+    /// as `DAT_INTERNAL_ERROR` instead of unwinding into C or aborting.
+    #[test]
+    fn exported_function_returns_internal_error() {
+        let mut pz: crate::types::DAT_PZ_HANDLE = std::ptr::null_mut();
+        super::tests::PANIC_NEXT.with(|p| p.set(true));
+        // SAFETY: a call as a C program would make; the handle is validated.
+        let r = unsafe { crate::api::dat_pz_create(0x10 as crate::types::DAT_IA_HANDLE, &mut pz) };
+        assert_eq!(r, 0x8004_0000);
+        assert!(pz.is_null());
+    }
+}

@@ -8,6 +8,8 @@ pub mod ia;
 pub mod lmr;
 pub mod pz;
 pub mod rmr;
+#[cfg(test)]
+mod tests;
 
 pub use cno::{Agent, AgentInvoker, Cno, CnoWake};
 pub use evd::{Evd, EvdParams, WaitOutcome, EVD_ASYNC_FLAG, EVD_SOFTWARE_FLAG};

@@ -1,0 +1,201 @@
+//! Unit tests of the object layer (the C tests cover the same rules from
+//! the outside, by spec ID).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::error::{DatError, Sub, Type};
+use crate::handle::{self, Handle};
+use crate::transport::DeviceConfig;
+
+fn open(async_qlen: i32) -> Arc<Ia> {
+    Ia::open(
+        OpenParams {
+            name: "test0".into(),
+            ro_aware: false,
+            provider_word: 0x1000,
+            dapl_major: 1,
+            dapl_minor: 2,
+            thread_safe: false,
+            device: DeviceConfig::default(),
+            async_evd: AsyncRequest::Create(async_qlen),
+        },
+        Some(count_agent),
+    )
+    .expect("open")
+}
+
+static AGENT_CALLS: AtomicUsize = AtomicUsize::new(0);
+fn count_agent(_: Agent, _: Handle) {
+    AGENT_CALLS.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+fn graceful_close_waits_for_children_abrupt_close_retires_them() {
+    let ia = open(4);
+    let pz = Pz::create(&ia).expect("pz");
+    let evd = Evd::create(&ia, 4, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
+    assert_eq!(ia.close(true), Err(DatError::state(Sub::IaInUse)));
+    assert!(handle::get::<Pz>(pz.handle.addr()).is_some());
+    ia.close(false).expect("abrupt");
+    assert!(handle::lookup(pz.handle.addr()).is_none());
+    assert!(handle::lookup(evd.handle.addr()).is_none());
+    assert!(handle::lookup(ia.handle.addr()).is_none());
+    assert_eq!(ia.close(false), Err(DatError::handle(Sub::HandleIa)));
+}
+
+#[test]
+fn failed_open_leaves_nothing() {
+    let r = Ia::open(
+        OpenParams {
+            name: "x".into(),
+            ro_aware: false,
+            provider_word: 0,
+            dapl_major: 1,
+            dapl_minor: 2,
+            thread_safe: false,
+            device: DeviceConfig::default(),
+            async_evd: AsyncRequest::Create(0),
+        },
+        None,
+    );
+    assert_eq!(r.err(), Some(DatError::arg(2)));
+}
+
+#[test]
+fn wait_needs_threshold_and_timeout_dequeues_nothing() {
+    let ia = open(4);
+    let evd = Evd::create(&ia, 4, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
+    evd.post_se(event::SOFTWARE, 1).expect("post");
+    evd.post_se(event::SOFTWARE, 2).expect("post");
+    assert_eq!(evd.wait(0, 3), Ok(WaitOutcome::Timeout(2)));
+    assert_eq!(evd.wait(0, 5), Err(DatError::arg(3)));
+    match evd.wait(0, 2) {
+        Ok(WaitOutcome::Event(e, 1)) => assert_eq!(e.data, EventData::Software { pointer: 1 }),
+        other => panic!("unexpected {other:?}"),
+    }
+    let t = Instant::now();
+    assert_eq!(evd.wait(50_000, 2), Ok(WaitOutcome::Timeout(1)));
+    assert!(t.elapsed() >= Duration::from_millis(45));
+    ia.close(false).expect("close");
+}
+
+#[test]
+fn full_queue_software_vs_provider_events() {
+    let ia = open(4);
+    let evd = Evd::create(&ia, 1, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
+    evd.post_se(event::SOFTWARE, 1).expect("post");
+    assert_eq!(
+        evd.post_se(event::SOFTWARE, 2),
+        Err(DatError::of(Type::QueueFull))
+    );
+    let async_h = ia.async_evd_handle().expect("q").expect("created");
+    let async_evd = evd::lookup(async_h.addr()).expect("async");
+    assert_eq!(async_evd.dequeue(), Err(DatError::of(Type::QueueEmpty)));
+    // A provider event on a full EVD is lost and reported as overflow.
+    evd.post_provider_event(Event::software(3), true);
+    let ov = async_evd.dequeue().expect("overflow event");
+    assert_eq!(ov.number, event::ASYNC_EVD_OVERFLOW);
+    assert_eq!(
+        ov.data,
+        EventData::AsyncError {
+            handle: evd.handle,
+            reason: event::REASON_EVD_OVERFLOW
+        }
+    );
+    ia.close(false).expect("close");
+}
+
+#[test]
+fn cno_trigger_wakes_waiter_and_agent_is_one_shot() {
+    let ia = open(4);
+    let cno = ia
+        .create_cno(Agent {
+            instance_data: 7,
+            func: 0xdead,
+        })
+        .expect("cno");
+    let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
+    assert_eq!(cno.free(), Err(DatError::state(Sub::CnoInUse)));
+    let before = AGENT_CALLS.load(Ordering::SeqCst);
+    let waiter = {
+        let cno = cno.clone();
+        std::thread::spawn(move || cno.wait(5_000_000))
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    evd.post_se(event::SOFTWARE, 9).expect("post");
+    assert_eq!(waiter.join().expect("join"), Ok(CnoWake::Evd(evd.handle)));
+    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(cno.agent(), Ok(Agent::default()));
+    evd.post_se(event::SOFTWARE, 10).expect("post");
+    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+    evd.free().expect("free evd");
+    cno.free().expect("free cno");
+    ia.close(true).expect("graceful");
+}
+
+#[test]
+fn evd_free_aborts_waiter() {
+    let ia = open(4);
+    let evd = Evd::create(&ia, 4, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
+    let waiter = {
+        let evd = evd.clone();
+        std::thread::spawn(move || evd.wait(crate::object::evd::TIMEOUT_INFINITE, 1))
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    evd.free().expect("free");
+    assert_eq!(waiter.join().expect("join"), Err(DatError::of(Type::Abort)));
+    ia.close(true).expect("graceful");
+}
+
+#[test]
+fn lmr_contexts_and_sync_validation() {
+    let ia = open(4);
+    let pz = Pz::create(&ia).expect("pz");
+    let buf = vec![0u8; 4096];
+    let va = buf.as_ptr() as u64;
+    let req = |privileges| LmrRequest {
+        mem_type: lmr::MEM_TYPE_VIRTUAL,
+        region: Region::Va(va),
+        length: 4096,
+        pz: pz.handle,
+        privileges,
+    };
+    let a = Lmr::create(&ia, req(lmr::PRIV_LOCAL_READ)).expect("lmr");
+    let b = Lmr::create(&ia, req(0x33)).expect("lmr");
+    assert_eq!(a.rmr_context, 0);
+    assert_ne!(b.rmr_context, 0);
+    assert_ne!(a.lmr_context, b.lmr_context);
+    assert_eq!(ia.sync_segments(&[(a.lmr_context, va, 4096)]), Ok(()));
+    assert_eq!(
+        ia.sync_segments(&[(a.lmr_context, va, 4097)]),
+        Err(DatError::arg(2))
+    );
+    assert_eq!(ia.sync_segments(&[(0xffff, 0, 0)]), Ok(()));
+    assert_eq!(pz.free(), Err(DatError::state(Sub::PzInUse)));
+    a.free().expect("free");
+    assert_eq!(
+        ia.sync_segments(&[(a.lmr_context, va, 1)]),
+        Err(DatError::arg(2))
+    );
+    b.free().expect("free");
+    pz.free().expect("pz free");
+    ia.close(true).expect("graceful");
+}
+
+#[test]
+fn blocker_times_out_and_wakes() {
+    let b = Arc::new(crate::transport::Blocker::new());
+    let t = b.ticket();
+    let start = Instant::now();
+    assert_eq!(
+        b.wait(t, Some(Instant::now() + Duration::from_millis(20))),
+        crate::transport::Wake::TimedOut
+    );
+    assert!(start.elapsed() >= Duration::from_millis(15));
+    b.wake_all();
+    // The generation moved on: waiting with the old ticket returns at once.
+    assert_eq!(b.wait(t, None), crate::transport::Wake::Woken);
+}
