@@ -267,6 +267,12 @@ fn segments(p: *const DAT_LMR_TRIPLET, num: DAT_VLEN) -> udapl::Result<Vec<(u32,
         .collect())
 }
 
+/// Both sync calls: every segment inside a live LMR of the IA, then a fence
+/// (memory is cache-coherent here).
+fn sync(ia_handle: DAT_IA_HANDLE, p: *const DAT_LMR_TRIPLET, n: DAT_VLEN) -> udapl::Result<()> {
+    ia::lookup(ia_handle as usize)?.sync_segments(&segments(p, n)?)
+}
+
 /// Makes local writes visible to a later incoming RDMA Read.
 ///
 /// # Safety
@@ -284,10 +290,7 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_read(
         ia_handle,
         Sub::HandleIa,
         lmr_sync_rdma_read_func(ia_handle, local_segments, num_segments),
-        {
-            let ia = ia::lookup(ia_handle as usize)?;
-            ia.sync_segments(&segments(local_segments, num_segments)?)
-        }
+        { sync(ia_handle, local_segments, num_segments) }
     )
 }
 
@@ -308,10 +311,7 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_write(
         ia_handle,
         Sub::HandleIa,
         lmr_sync_rdma_write_func(ia_handle, local_segments, num_segments),
-        {
-            let ia = ia::lookup(ia_handle as usize)?;
-            ia.sync_segments(&segments(local_segments, num_segments)?)
-        }
+        { sync(ia_handle, local_segments, num_segments) }
     )
 }
 
