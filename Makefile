@@ -98,6 +98,7 @@ dropin: lib
 check: lint cargo-test exports check-header header-modes dropin run-ctests valgrind
 
 valgrind: ctests
+	@echo "== C conformance tests under valgrind"
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
 		./ctests/run.sh $(CTEST_BIN)
 

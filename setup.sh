@@ -11,7 +11,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 need_apt=()
-for tool in cc:gcc c++:g++ make:make valgrind:valgrind nm:binutils readelf:binutils pkg-config:pkg-config curl:curl; do
+for tool in cc:gcc c++:g++ make:make valgrind:valgrind nm:binutils readelf:binutils pkg-config:pkg-config; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || need_apt+=("${tool##*:}")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
