@@ -5,6 +5,7 @@
 #   make check-header fail if the checked-in header differs from a fresh one
 #   make check        every test layer: cargo tests, exports, C conformance tests
 #   make demo         build and run the demo program
+#   make bench        time the local hot paths (ns per operation)
 #   make install PREFIX=/usr/local
 #   make valgrind     run the C tests once under valgrind
 
@@ -40,7 +41,7 @@ PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC
 CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN)
 
 .PHONY: all lib header check-header check cargo-test exports ctests run-ctests \
-        demo install valgrind clippy fmt lint header-modes dropin clean
+        demo bench install valgrind clippy fmt lint header-modes dropin clean
 
 all: lib
 
@@ -101,6 +102,11 @@ valgrind: ctests
 	@echo "== C conformance tests under valgrind"
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
 		./ctests/run.sh $(CTEST_BIN)
+
+bench: lib
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CSTD) $(CWARN) -O2 -Iinclude -o $(BUILD)/bench/bench_local ctests/bench/bench_local.c $(LDFLAGS_T)
+	$(BUILD)/bench/bench_local
 
 demo: lib
 	@mkdir -p $(BUILD)/demo
