@@ -306,12 +306,14 @@ impl Registry {
             let e = &mut sr[i];
             if !e.builtin {
                 if e.count == 0 && e.lib.is_none() {
+                    // Entries the library adds while it loads (ELF
+                    // constructors) or in its init are owned by it.
+                    INITIALIZING.with(|c| c.set(Some(i)));
                     if let Some(lib) = self.loader.load(&e.conf) {
-                        INITIALIZING.with(|c| c.set(Some(i)));
                         lib.init();
-                        INITIALIZING.with(|c| c.set(None));
                         e.lib = Some(lib);
                     }
+                    INITIALIZING.with(|c| c.set(None));
                 }
                 if e.lib.is_some() {
                     e.count += 1;
