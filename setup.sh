@@ -20,14 +20,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_apt[@]}"
 fi
 
-if ! command -v cargo >/dev/null 2>&1; then
-    [ -x "$HOME/.cargo/bin/cargo" ] || {
-        echo "setup: installing the Rust toolchain (rustup, from the distribution)"
-        $SUDO apt-get install -y -q rustup 2>/dev/null || $SUDO apt-get install -y -q cargo rustc
-        command -v rustup >/dev/null 2>&1 && rustup default stable
-    }
-fi
 export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null 2>&1; then
+    # Debian 12's own rustc (1.63) is too old for this crate (1.85+).
+    echo "setup: no Rust toolchain found; install Rust stable with rustup first" >&2
+    exit 1
+fi
 if command -v rustup >/dev/null 2>&1; then
     rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt || true
 fi

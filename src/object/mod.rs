@@ -24,11 +24,6 @@ use crate::error::{DatError, Result, Sub, Type};
 /// Endpoints, service points, connection requests and SRQs arrive with the
 /// connection layer; until then no handle of those types is live, so every
 /// such handle is `DAT_INVALID_HANDLE` with the type's subtype.
-pub fn ep_absent(_addr: usize) -> Result<()> {
-    Err(DatError::handle(Sub::HandleEp))
-}
-
-/// The same for the other connection-layer object types.
 pub fn absent(sub: Sub) -> Result<()> {
     Err(DatError::handle(sub))
 }
@@ -55,7 +50,7 @@ pub fn evd_for_role(
         return Ok(None);
     }
     let evd = evd::lookup(addr).map_err(|_| DatError::handle(sub))?;
-    if evd.ia.handle != ia.handle || evd.flags & need != need {
+    if !evd.is_alive() || evd.ia.handle != ia.handle || evd.flags & need != need {
         return Err(DatError::handle(sub));
     }
     Ok(Some(evd))

@@ -47,7 +47,7 @@ fn graceful_close_waits_for_children_abrupt_close_retires_them() {
 }
 
 #[test]
-fn failed_open_leaves_nothing() {
+fn open_with_qlen_0_is_arg2() {
     let r = Ia::open(
         OpenParams {
             name: "x".into(),

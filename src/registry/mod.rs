@@ -95,7 +95,6 @@ pub struct Registry {
     dr: Mutex<Vec<DrEntry>>,
     builtin_keys: Vec<ProviderKey>,
     loader: Box<dyn Loader>,
-    conf_path: Option<PathBuf>,
 }
 
 thread_local! {
@@ -221,13 +220,7 @@ impl Registry {
             dr: Mutex::new(dr),
             builtin_keys,
             loader,
-            conf_path: path.map(Path::to_path_buf),
         }
-    }
-
-    /// The dat.conf this registry was read from.
-    pub fn conf_file(&self) -> Option<&Path> {
-        self.conf_path.as_deref()
     }
 
     /// `dat_registry_list_providers`: dat.conf entries in file order, then
@@ -278,12 +271,12 @@ impl Registry {
             .any(|e| matches!(e.opener, Opener::External { provider: p, .. } if p == provider))
     }
 
-    fn best<'a, T>(
-        items: impl Iterator<Item = (usize, &'a ProviderKey, T)>,
+    fn best<'a>(
+        items: impl Iterator<Item = (usize, &'a ProviderKey)>,
         want: &ProviderKey,
     ) -> Option<usize> {
         let mut best: Option<(usize, u32)> = None;
-        for (i, k, _) in items {
+        for (i, k) in items {
             if k.name == want.name
                 && k.major == want.major
                 && k.thread_safe == want.thread_safe
@@ -301,7 +294,7 @@ impl Registry {
     pub fn begin_open(&self, want: &ProviderKey) -> Result<(Ticket, Opener)> {
         let mut sr = lock(&self.sr);
         let mut sr_holds = Vec::new();
-        let sr_idx = Self::best(sr.iter().enumerate().map(|(i, e)| (i, &e.key, ())), want);
+        let sr_idx = Self::best(sr.iter().enumerate().map(|(i, e)| (i, &e.key)), want);
         if let Some(i) = sr_idx {
             let e = &mut sr[i];
             if !e.builtin {
@@ -323,7 +316,7 @@ impl Registry {
         }
         let found = {
             let mut dr = lock(&self.dr);
-            match Self::best(dr.iter().enumerate().map(|(i, e)| (i, &e.key, ())), want) {
+            match Self::best(dr.iter().enumerate().map(|(i, e)| (i, &e.key)), want) {
                 Some(i) => {
                     dr[i].count += 1;
                     if let Some(o) = dr[i].owner {

@@ -26,7 +26,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Result, Sub};
 
 mod sys;
 
@@ -246,9 +246,4 @@ pub trait QueuePair: Send + Sync {
 /// A listening port qualifier.
 pub trait Listener: Send + Sync {
     fn reject(&self, id: u64) -> Result<()>;
-}
-
-/// `DAT_MODEL_NOT_SUPPORTED`, for operations a transport does not offer.
-pub fn not_supported() -> DatError {
-    DatError::of(Type::ModelNotSupported)
 }

@@ -2,7 +2,7 @@
 
 use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
-use udapl::object::{ep_absent, ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
+use udapl::object::{absent, ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
 
 use crate::boundary::{entry, out};
 use crate::types::*;
@@ -414,7 +414,8 @@ pub unsafe extern "C" fn dat_rmr_bind(
         ),
         {
             let _rmr = rmr::lookup(rmr_handle as usize)?;
-            ep_absent(ep_handle as usize)
+            let _ = ep_handle;
+            absent(Sub::HandleEp)
         }
     )
 }
