@@ -150,6 +150,65 @@ typedef struct dat_cno_param DAT_CNO_PARAM;
 typedef DAT_UINT32 DAT_TIMEOUT;
 
 /**
+ * Connection request handle.
+ */
+typedef DAT_HANDLE DAT_CR_HANDLE;
+
+/**
+ * Field selector of `dat_cr_query` (C enum `dat_cr_param_mask`).
+ */
+typedef uint32_t DAT_CR_PARAM_MASK;
+
+/**
+ * The operating system's socket address header.
+ */
+typedef struct sockaddr DAT_SOCK_ADDR;
+
+/**
+ * Address of an interface adapter (really a `sockaddr_in` or
+ * `sockaddr_in6`, selected by `sa_family`; the caller owns the storage).
+ */
+typedef DAT_SOCK_ADDR *DAT_IA_ADDRESS_PTR;
+
+/**
+ * Unsigned 64-bit integer in host order.
+ */
+typedef uint64_t DAT_UINT64;
+
+/**
+ * Port qualifier.
+ */
+typedef DAT_UINT64 DAT_PORT_QUAL;
+
+/**
+ * Signed count (a C `int`).
+ */
+typedef int DAT_COUNT;
+
+/**
+ * Endpoint handle.
+ */
+typedef DAT_HANDLE DAT_EP_HANDLE;
+
+/**
+ * Parameters of a connection request (`dat_cr_query`).
+ */
+struct dat_cr_param {
+    DAT_IA_ADDRESS_PTR remote_ia_address_ptr;
+    DAT_PORT_QUAL remote_port_qual;
+    DAT_COUNT private_data_size;
+    DAT_PVOID private_data;
+    DAT_EP_HANDLE local_ep_handle;
+};
+
+typedef struct dat_cr_param DAT_CR_PARAM;
+
+/**
+ * Connection qualifier (port).
+ */
+typedef DAT_UINT64 DAT_CONN_QUAL;
+
+/**
  * Protection zone handle.
  */
 typedef DAT_HANDLE DAT_PZ_HANDLE;
@@ -158,11 +217,6 @@ typedef DAT_HANDLE DAT_PZ_HANDLE;
  * Transport service of an EP (C enum `dat_service_type`).
  */
 typedef uint32_t DAT_SERVICE_TYPE;
-
-/**
- * Unsigned 64-bit integer in host order.
- */
-typedef uint64_t DAT_UINT64;
 
 /**
  * Length of a buffer or region.
@@ -178,11 +232,6 @@ typedef uint32_t DAT_QOS;
  * Completion flags of DTOs and RMR binds (C enum `dat_completion_flags`).
  */
 typedef uint32_t DAT_COMPLETION_FLAGS;
-
-/**
- * Signed count (a C `int`).
- */
-typedef int DAT_COUNT;
 
 /**
  * A named attribute (name/value strings).
@@ -222,11 +271,6 @@ struct dat_ep_attr {
 typedef struct dat_ep_attr DAT_EP_ATTR;
 
 /**
- * Endpoint handle.
- */
-typedef DAT_HANDLE DAT_EP_HANDLE;
-
-/**
  * Shared receive queue handle.
  */
 typedef DAT_HANDLE DAT_SRQ_HANDLE;
@@ -240,22 +284,6 @@ typedef DAT_UINT64 DAT_EP_PARAM_MASK;
  * Endpoint state (C enum `dat_ep_state`).
  */
 typedef uint32_t DAT_EP_STATE;
-
-/**
- * The operating system's socket address header.
- */
-typedef struct sockaddr DAT_SOCK_ADDR;
-
-/**
- * Address of an interface adapter (really a `sockaddr_in` or
- * `sockaddr_in6`, selected by `sa_family`; the caller owns the storage).
- */
-typedef DAT_SOCK_ADDR *DAT_IA_ADDRESS_PTR;
-
-/**
- * Port qualifier.
- */
-typedef DAT_UINT64 DAT_PORT_QUAL;
 
 /**
  * Parameters of an endpoint (`dat_ep_query` / `dat_ep_modify`).
@@ -276,11 +304,6 @@ struct dat_ep_param {
 };
 
 typedef struct dat_ep_param DAT_EP_PARAM;
-
-/**
- * Connection qualifier (port).
- */
-typedef DAT_UINT64 DAT_CONN_QUAL;
 
 /**
  * Flags of `dat_ep_connect` (C enum `dat_connect_flags`).
@@ -358,115 +381,6 @@ typedef struct dat_rmr_triplet DAT_RMR_TRIPLET;
 typedef uint32_t DAT_BOOLEAN;
 
 /**
- * Who creates the EP for a PSP connection request (C enum `dat_psp_flags`).
- */
-typedef uint32_t DAT_PSP_FLAGS;
-
-/**
- * Public service point handle.
- */
-typedef DAT_HANDLE DAT_PSP_HANDLE;
-
-/**
- * Field selector of `dat_psp_query` (C enum `dat_psp_param_mask`).
- */
-typedef uint32_t DAT_PSP_PARAM_MASK;
-
-/**
- * Parameters of a public service point (`dat_psp_query`).
- */
-struct dat_psp_param {
-    DAT_IA_HANDLE ia_handle;
-    DAT_CONN_QUAL conn_qual;
-    DAT_EVD_HANDLE evd_handle;
-    DAT_PSP_FLAGS psp_flags;
-};
-
-typedef struct dat_psp_param DAT_PSP_PARAM;
-
-/**
- * Reserved service point handle.
- */
-typedef DAT_HANDLE DAT_RSP_HANDLE;
-
-/**
- * Field selector of `dat_rsp_query` (C enum `dat_rsp_param_mask`).
- */
-typedef uint32_t DAT_RSP_PARAM_MASK;
-
-/**
- * Parameters of a reserved service point (`dat_rsp_query`).
- */
-struct dat_rsp_param {
-    DAT_IA_HANDLE ia_handle;
-    DAT_CONN_QUAL conn_qual;
-    DAT_EVD_HANDLE evd_handle;
-    DAT_EP_HANDLE ep_handle;
-};
-
-typedef struct dat_rsp_param DAT_RSP_PARAM;
-
-/**
- * Connection request handle.
- */
-typedef DAT_HANDLE DAT_CR_HANDLE;
-
-/**
- * Field selector of `dat_cr_query` (C enum `dat_cr_param_mask`).
- */
-typedef uint32_t DAT_CR_PARAM_MASK;
-
-/**
- * Parameters of a connection request (`dat_cr_query`).
- */
-struct dat_cr_param {
-    DAT_IA_ADDRESS_PTR remote_ia_address_ptr;
-    DAT_PORT_QUAL remote_port_qual;
-    DAT_COUNT private_data_size;
-    DAT_PVOID private_data;
-    DAT_EP_HANDLE local_ep_handle;
-};
-
-typedef struct dat_cr_param DAT_CR_PARAM;
-
-/**
- * Attributes of a shared receive queue (`dat_srq_create`).
- */
-struct dat_srq_attr {
-    DAT_COUNT max_recv_dtos;
-    DAT_COUNT max_recv_iov;
-    DAT_COUNT low_watermark;
-};
-
-typedef struct dat_srq_attr DAT_SRQ_ATTR;
-
-/**
- * Field selector of `dat_srq_query` (C enum `dat_srq_param_mask`).
- */
-typedef uint32_t DAT_SRQ_PARAM_MASK;
-
-/**
- * Shared receive queue state (C enum `dat_srq_state`).
- */
-typedef uint32_t DAT_SRQ_STATE;
-
-/**
- * Parameters of a shared receive queue (`dat_srq_query`).
- */
-struct dat_srq_param {
-    DAT_IA_HANDLE ia_handle;
-    DAT_SRQ_STATE srq_state;
-    DAT_PZ_HANDLE pz_handle;
-    DAT_COUNT max_recv_dtos;
-    DAT_COUNT max_recv_iov;
-    DAT_COUNT low_watermark;
-    DAT_COUNT available_dto_count;
-    DAT_COUNT outstanding_dto_count;
-};
-
-typedef struct dat_srq_param DAT_SRQ_PARAM;
-
-/**
  * Event streams an EVD accepts (C enum `dat_evd_flags`).
  */
 typedef uint32_t DAT_EVD_FLAGS;
@@ -539,6 +453,16 @@ struct dat_rmr_bind_completion_event_data {
 };
 
 typedef struct dat_rmr_bind_completion_event_data DAT_RMR_BIND_COMPLETION_EVENT_DATA;
+
+/**
+ * Reserved service point handle.
+ */
+typedef DAT_HANDLE DAT_RSP_HANDLE;
+
+/**
+ * Public service point handle.
+ */
+typedef DAT_HANDLE DAT_PSP_HANDLE;
 
 /**
  * The service point (PSP or RSP) a connection request arrived on.
@@ -1024,11 +948,33 @@ typedef DAT_RETURN (*DAT_RMR_BIND_FUNC)(DAT_RMR_HANDLE rmr_handle,
 
 typedef DAT_RETURN (*DAT_RMR_FREE_FUNC)(DAT_RMR_HANDLE rmr_handle);
 
+/**
+ * Who creates the EP for a PSP connection request (C enum `dat_psp_flags`).
+ */
+typedef uint32_t DAT_PSP_FLAGS;
+
 typedef DAT_RETURN (*DAT_PSP_CREATE_FUNC)(DAT_IA_HANDLE ia_handle,
                                           DAT_CONN_QUAL conn_qual,
                                           DAT_EVD_HANDLE evd_handle,
                                           DAT_PSP_FLAGS psp_flags,
                                           DAT_PSP_HANDLE *psp_handle);
+
+/**
+ * Field selector of `dat_psp_query` (C enum `dat_psp_param_mask`).
+ */
+typedef uint32_t DAT_PSP_PARAM_MASK;
+
+/**
+ * Parameters of a public service point (`dat_psp_query`).
+ */
+struct dat_psp_param {
+    DAT_IA_HANDLE ia_handle;
+    DAT_CONN_QUAL conn_qual;
+    DAT_EVD_HANDLE evd_handle;
+    DAT_PSP_FLAGS psp_flags;
+};
+
+typedef struct dat_psp_param DAT_PSP_PARAM;
 
 typedef DAT_RETURN (*DAT_PSP_QUERY_FUNC)(DAT_PSP_HANDLE psp_handle,
                                          DAT_PSP_PARAM_MASK psp_param_mask,
@@ -1041,6 +987,23 @@ typedef DAT_RETURN (*DAT_RSP_CREATE_FUNC)(DAT_IA_HANDLE ia_handle,
                                           DAT_EP_HANDLE ep_handle,
                                           DAT_EVD_HANDLE evd_handle,
                                           DAT_RSP_HANDLE *rsp_handle);
+
+/**
+ * Field selector of `dat_rsp_query` (C enum `dat_rsp_param_mask`).
+ */
+typedef uint32_t DAT_RSP_PARAM_MASK;
+
+/**
+ * Parameters of a reserved service point (`dat_rsp_query`).
+ */
+struct dat_rsp_param {
+    DAT_IA_HANDLE ia_handle;
+    DAT_CONN_QUAL conn_qual;
+    DAT_EVD_HANDLE evd_handle;
+    DAT_EP_HANDLE ep_handle;
+};
+
+typedef struct dat_rsp_param DAT_RSP_PARAM;
 
 typedef DAT_RETURN (*DAT_RSP_QUERY_FUNC)(DAT_RSP_HANDLE rsp_handle,
                                          DAT_RSP_PARAM_MASK rsp_param_mask,
@@ -1093,6 +1056,17 @@ typedef DAT_RETURN (*DAT_EP_SET_WATERMARK_FUNC)(DAT_EP_HANDLE ep_handle,
                                                 DAT_COUNT soft_high_watermark,
                                                 DAT_COUNT hard_high_watermark);
 
+/**
+ * Attributes of a shared receive queue (`dat_srq_create`).
+ */
+struct dat_srq_attr {
+    DAT_COUNT max_recv_dtos;
+    DAT_COUNT max_recv_iov;
+    DAT_COUNT low_watermark;
+};
+
+typedef struct dat_srq_attr DAT_SRQ_ATTR;
+
 typedef DAT_RETURN (*DAT_SRQ_CREATE_FUNC)(DAT_IA_HANDLE ia_handle,
                                           DAT_PZ_HANDLE pz_handle,
                                           DAT_SRQ_ATTR *srq_attr,
@@ -1104,6 +1078,32 @@ typedef DAT_RETURN (*DAT_SRQ_POST_RECV_FUNC)(DAT_SRQ_HANDLE srq_handle,
                                              DAT_COUNT num_segments,
                                              DAT_LMR_TRIPLET *local_iov,
                                              DAT_DTO_COOKIE user_cookie);
+
+/**
+ * Field selector of `dat_srq_query` (C enum `dat_srq_param_mask`).
+ */
+typedef uint32_t DAT_SRQ_PARAM_MASK;
+
+/**
+ * Shared receive queue state (C enum `dat_srq_state`).
+ */
+typedef uint32_t DAT_SRQ_STATE;
+
+/**
+ * Parameters of a shared receive queue (`dat_srq_query`).
+ */
+struct dat_srq_param {
+    DAT_IA_HANDLE ia_handle;
+    DAT_SRQ_STATE srq_state;
+    DAT_PZ_HANDLE pz_handle;
+    DAT_COUNT max_recv_dtos;
+    DAT_COUNT max_recv_iov;
+    DAT_COUNT low_watermark;
+    DAT_COUNT available_dto_count;
+    DAT_COUNT outstanding_dto_count;
+};
+
+typedef struct dat_srq_param DAT_SRQ_PARAM;
 
 typedef DAT_RETURN (*DAT_SRQ_QUERY_FUNC)(DAT_SRQ_HANDLE srq_handle,
                                          DAT_SRQ_PARAM_MASK srq_param_mask,
@@ -2622,6 +2622,55 @@ DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle);
 DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd_handle);
 
 /**
+ * Returns connection request parameters.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ */
+DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr_handle,
+                        DAT_CR_PARAM_MASK cr_param_mask,
+                        DAT_CR_PARAM *cr_param);
+
+/**
+ * Accepts a connection request.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ */
+DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle,
+                         DAT_EP_HANDLE ep_handle,
+                         DAT_COUNT private_data_size,
+                         DAT_PVOID private_data);
+
+/**
+ * Rejects a connection request.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ */
+DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle);
+
+/**
+ * Hands a connection request to another service point.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ */
+DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff);
+
+/**
  * Creates an endpoint.
  *
  * # Safety
@@ -2850,222 +2899,6 @@ DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep_handle,
 DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep_handle,
                                 DAT_COUNT soft_high_watermark,
                                 DAT_COUNT hard_high_watermark);
-
-/**
- * Creates a public service point.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
- */
-DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
-                          DAT_CONN_QUAL conn_qual,
-                          DAT_EVD_HANDLE evd_handle,
-                          DAT_PSP_FLAGS psp_flags,
-                          DAT_PSP_HANDLE *psp_handle);
-
-/**
- * Creates a public service point on a free connection qualifier.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
- */
-DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia_handle,
-                              DAT_CONN_QUAL *conn_qual,
-                              DAT_EVD_HANDLE evd_handle,
-                              DAT_PSP_FLAGS psp_flags,
-                              DAT_PSP_HANDLE *psp_handle);
-
-/**
- * Returns service point parameters.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
- */
-DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle,
-                         DAT_PSP_PARAM_MASK psp_param_mask,
-                         DAT_PSP_PARAM *psp_param);
-
-/**
- * Destroys a public service point.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
- */
-DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle);
-
-/**
- * Creates a reserved service point.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
- */
-DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
-                          DAT_CONN_QUAL conn_qual,
-                          DAT_EP_HANDLE ep_handle,
-                          DAT_EVD_HANDLE evd_handle,
-                          DAT_RSP_HANDLE *rsp_handle);
-
-/**
- * Returns reserved service point parameters.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
- */
-DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle,
-                         DAT_RSP_PARAM_MASK rsp_param_mask,
-                         DAT_RSP_PARAM *rsp_param);
-
-/**
- * Destroys a reserved service point.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
- */
-DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle);
-
-/**
- * Returns connection request parameters.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
- */
-DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr_handle,
-                        DAT_CR_PARAM_MASK cr_param_mask,
-                        DAT_CR_PARAM *cr_param);
-
-/**
- * Accepts a connection request.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
- */
-DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle,
-                         DAT_EP_HANDLE ep_handle,
-                         DAT_COUNT private_data_size,
-                         DAT_PVOID private_data);
-
-/**
- * Rejects a connection request.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
- */
-DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle);
-
-/**
- * Hands a connection request to another service point.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
- */
-DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff);
-
-/**
- * Creates a shared receive queue.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
- */
-DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
-                          DAT_PZ_HANDLE pz_handle,
-                          DAT_SRQ_ATTR *srq_attr,
-                          DAT_SRQ_HANDLE *srq_handle);
-
-/**
- * Destroys a shared receive queue.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
- */
-DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq_handle);
-
-/**
- * Posts a receive buffer to a shared receive queue.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
- */
-DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
-                             DAT_COUNT num_segments,
-                             DAT_LMR_TRIPLET *local_iov,
-                             DAT_DTO_COOKIE user_cookie);
-
-/**
- * Returns shared receive queue parameters.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
- */
-DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq_handle,
-                         DAT_SRQ_PARAM_MASK srq_param_mask,
-                         DAT_SRQ_PARAM *srq_param);
-
-/**
- * Changes the capacity of a shared receive queue.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
- */
-DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq_handle, DAT_COUNT srq_max_recv_dto);
-
-/**
- * Sets the low watermark of a shared receive queue.
- *
- * # Safety
- * Pointer arguments are NULL or valid for the call.
- *
- * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
- */
-DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle, DAT_COUNT low_watermark);
 
 /**
  * Creates an Event Dispatcher.
@@ -3520,6 +3353,173 @@ DAT_RETURN dat_registry_add_provider(DAT_PROVIDER *provider,
  */
 DAT_RETURN dat_registry_remove_provider(DAT_PROVIDER *provider,
                                         const DAT_PROVIDER_INFO *provider_info);
+
+/**
+ * Creates a public service point.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ */
+DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
+                          DAT_CONN_QUAL conn_qual,
+                          DAT_EVD_HANDLE evd_handle,
+                          DAT_PSP_FLAGS psp_flags,
+                          DAT_PSP_HANDLE *psp_handle);
+
+/**
+ * Creates a public service point on a free connection qualifier.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ */
+DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia_handle,
+                              DAT_CONN_QUAL *conn_qual,
+                              DAT_EVD_HANDLE evd_handle,
+                              DAT_PSP_FLAGS psp_flags,
+                              DAT_PSP_HANDLE *psp_handle);
+
+/**
+ * Returns service point parameters.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+ */
+DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle,
+                         DAT_PSP_PARAM_MASK psp_param_mask,
+                         DAT_PSP_PARAM *psp_param);
+
+/**
+ * Destroys a public service point.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+ */
+DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle);
+
+/**
+ * Creates a reserved service point.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ */
+DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
+                          DAT_CONN_QUAL conn_qual,
+                          DAT_EP_HANDLE ep_handle,
+                          DAT_EVD_HANDLE evd_handle,
+                          DAT_RSP_HANDLE *rsp_handle);
+
+/**
+ * Returns reserved service point parameters.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+ */
+DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle,
+                         DAT_RSP_PARAM_MASK rsp_param_mask,
+                         DAT_RSP_PARAM *rsp_param);
+
+/**
+ * Destroys a reserved service point.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+ */
+DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle);
+
+/**
+ * Creates a shared receive queue.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ */
+DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
+                          DAT_PZ_HANDLE pz_handle,
+                          DAT_SRQ_ATTR *srq_attr,
+                          DAT_SRQ_HANDLE *srq_handle);
+
+/**
+ * Destroys a shared receive queue.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ */
+DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq_handle);
+
+/**
+ * Posts a receive buffer to a shared receive queue.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ */
+DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
+                             DAT_COUNT num_segments,
+                             DAT_LMR_TRIPLET *local_iov,
+                             DAT_DTO_COOKIE user_cookie);
+
+/**
+ * Returns shared receive queue parameters.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ */
+DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq_handle,
+                         DAT_SRQ_PARAM_MASK srq_param_mask,
+                         DAT_SRQ_PARAM *srq_param);
+
+/**
+ * Changes the capacity of a shared receive queue.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ */
+DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq_handle, DAT_COUNT srq_max_recv_dto);
+
+/**
+ * Sets the low watermark of a shared receive queue.
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid for the call.
+ *
+ * # Returns
+ * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ */
+DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle, DAT_COUNT low_watermark);
 
 /* ------------------------------------------------------------------------
  * Macros
