@@ -103,10 +103,17 @@ valgrind: ctests
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
 		./ctests/run.sh $(CTEST_BIN)
 
-bench: lib
-	@mkdir -p $(BUILD)/bench
-	$(CC) $(CSTD) $(CWARN) -O2 -Iinclude -o $(BUILD)/bench/bench_local ctests/bench/bench_local.c $(LDFLAGS_T)
-	$(BUILD)/bench/bench_local
+BENCH_SRC := $(wildcard ctests/bench/*.c)
+BENCH_BIN := $(BUILD)/bench/bench_local
+STUB_LIB  := $(CTOUT)/registry/libstub_provider.so
+
+$(BENCH_BIN): $(BENCH_SRC) ctests/bench/bench.h include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CWARN) -O2 -Iinclude -o $@ $(BENCH_SRC) $(LDFLAGS_T) -lm
+
+# The stub provider (third-party dispatch) is named in a dat.conf by path.
+bench: lib $(BENCH_BIN) $(STUB_LIB)
+	$(BENCH_BIN) $(abspath $(STUB_LIB))
 
 demo: lib
 	@mkdir -p $(BUILD)/demo

@@ -17,7 +17,6 @@
 
 pub mod error;
 pub mod handle;
-pub mod mem;
 pub mod object;
 pub mod registry;
 pub mod transport;

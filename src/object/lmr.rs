@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Object};
-use crate::mem;
 use crate::object::ia::{self, Ia};
 use crate::object::Pz;
+use crate::transport::memcheck::{self, Fault, Need};
 
 /// `DAT_MEM_TYPE` values.
 pub const MEM_TYPE_VIRTUAL: u32 = 0;
@@ -97,11 +97,7 @@ impl Lmr {
                 }
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
-                match mem::mapping(va, req.length) {
-                    Some(mem::Mapping::Shared) => {}
-                    Some(mem::Mapping::Private) => return Err(ia::invalid_state()),
-                    None => return Err(DatError::resources(Sub::ResourceMemoryRegion)),
-                }
+                check_memory(va, req.length, req.privileges, true)?;
                 (va, req.length)
             }
             (MEM_TYPE_VIRTUAL | MEM_TYPE_SO_VIRTUAL, Region::Va(va)) => {
@@ -110,9 +106,7 @@ impl Lmr {
                 }
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
-                if mem::mapping(va, req.length).is_none() {
-                    return Err(DatError::resources(Sub::ResourceMemoryRegion));
-                }
+                check_memory(va, req.length, req.privileges, false)?;
                 (va, req.length)
             }
             _ => return Err(DatError::of(Type::InternalError)),
@@ -194,6 +188,22 @@ fn check_range(ia: &Ia, va: u64, len: u64) -> Result<()> {
         return Err(DatError::arg(4));
     }
     Ok(())
+}
+
+/// The memory of a registration is mapped, readable, writable if write
+/// privileges are asked for, and shared if `shared`.
+fn check_memory(va: u64, len: u64, privileges: u32, shared: bool) -> Result<()> {
+    let need = Need {
+        write: privileges & (PRIV_LOCAL_WRITE | PRIV_REMOTE_WRITE) != 0,
+        shared,
+    };
+    match memcheck::check(va, len, need) {
+        Ok(()) => Ok(()),
+        Err(Fault::NotShared) => Err(ia::invalid_state()),
+        Err(Fault::Unmapped | Fault::NotReadable | Fault::NotWritable) => {
+            Err(DatError::resources(Sub::ResourceMemoryRegion))
+        }
+    }
 }
 
 fn check_privileges(p: u32) -> Result<()> {

@@ -1,0 +1,718 @@
+//! Whether a range of the process's memory can be registered: every byte
+//! mapped and readable, writable when the registration grants write access,
+//! and in `MAP_SHARED` mappings for a shared-virtual registration. This is
+//! what pinning checks on RDMA hardware.
+//!
+//! The cost does not grow with the number of mappings of the process:
+//! - Linux 6.11+: the `PROCMAP_QUERY` ioctl on a cached descriptor of
+//!   `/proc/self/maps` returns the VMA covering an address with its
+//!   permissions; the range is walked VMA by VMA. One ioctl per VMA of the
+//!   range, so usually one.
+//! - Older kernels (detected once: the ioctl fails with `ENOTTY`/`EINVAL`):
+//!   `mincore` finds holes, then `MADV_POPULATE_READ`/`_WRITE` (Linux 5.14+)
+//!   faults the pages in as pinning would, which fails on missing
+//!   permissions. Without `MADV_POPULATE_*` (before 5.14) only the mapping
+//!   itself is checked, not its permissions. Only a shared registration
+//!   (rare) still reads `/proc/self/maps`, the one place that tells a
+//!   `MAP_SHARED` mapping from a private one.
+//!
+//! The two paths agree except where the VMA flags and a page fault disagree:
+//! a file mapping past the end of its file, or a `VM_IO`/`VM_PFNMAP` device
+//! mapping, passes the ioctl and fails the fallback. `PROT_NONE` memory is
+//! [`Fault::NotReadable`] on both.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+/// What a registration needs from the memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Need {
+    /// The registration grants local or remote write access.
+    pub write: bool,
+    /// Shared-virtual registration: every byte must be in a `MAP_SHARED` mapping.
+    pub shared: bool,
+}
+
+/// Why a range cannot be registered. When several apply, the first listed
+/// here is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fault {
+    /// Some byte is not mapped (or the range wraps around the address space).
+    Unmapped,
+    /// Some byte is mapped without read permission (`PROT_NONE`), or
+    /// cannot be faulted in.
+    NotReadable,
+    /// Write access is needed and some byte is read-only.
+    NotWritable,
+    /// A shared registration and some byte is in a private mapping.
+    NotShared,
+}
+
+/// Checks that every byte of `[va, va + len)` is mapped, readable, writable
+/// if `need.write`, and in `MAP_SHARED` mappings if `need.shared`.
+///
+/// Callers never pass `len == 0` (an empty range has no bytes to check and is
+/// accepted).
+pub fn check(va: u64, len: u64, need: Need) -> Result<(), Fault> {
+    debug_assert!(len > 0, "memcheck::check of an empty range");
+    if len == 0 {
+        return Ok(());
+    }
+    let end = va.checked_add(len).ok_or(Fault::Unmapped)?;
+    let state = STRATEGY.load(Ordering::Relaxed);
+    if state == FALLBACK {
+        return fallback::check(va, end, need);
+    }
+    match procmap::check(va, end, need) {
+        Ok(verdict) => {
+            if state == UNKNOWN {
+                STRATEGY.store(PROCMAP, Ordering::Relaxed);
+            }
+            verdict
+        }
+        Err(errno) => {
+            // ENOTTY: no PROCMAP_QUERY (before 6.11). EINVAL: an
+            // implementation that rejects the query. Only decided while the
+            // ioctl has never worked, so that a later odd error cannot turn
+            // it off for good.
+            if state == UNKNOWN && (errno == libc::ENOTTY || errno == libc::EINVAL) {
+                STRATEGY.store(FALLBACK, Ordering::Relaxed);
+            }
+            fallback::check(va, end, need)
+        }
+    }
+}
+
+/// Which path [`check`] takes.
+const UNKNOWN: u8 = 0;
+const PROCMAP: u8 = 1;
+const FALLBACK: u8 = 2;
+static STRATEGY: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// `PROCMAP_QUERY` on `/proc/self/maps`.
+mod procmap {
+    use super::*;
+
+    /// `struct procmap_query` of `include/uapi/linux/fs.h` (Linux 6.11).
+    #[repr(C)]
+    #[derive(Default)]
+    pub(super) struct Query {
+        pub size: u64,
+        pub query_flags: u64,
+        pub query_addr: u64,
+        pub vma_start: u64,
+        pub vma_end: u64,
+        pub vma_flags: u64,
+        pub vma_page_size: u64,
+        pub vma_offset: u64,
+        pub inode: u64,
+        pub dev_major: u32,
+        pub dev_minor: u32,
+        pub vma_name_size: u32,
+        pub build_id_size: u32,
+        pub vma_name_addr: u64,
+        pub build_id_addr: u64,
+    }
+
+    pub(super) const QUERY_SIZE: usize = std::mem::size_of::<Query>();
+    const _: () = assert!(QUERY_SIZE == 104);
+
+    /// `PROCMAP_QUERY_VMA_*` bits of `vma_flags`.
+    pub(super) const VMA_READABLE: u64 = 0x01;
+    pub(super) const VMA_WRITABLE: u64 = 0x02;
+    pub(super) const VMA_SHARED: u64 = 0x08;
+
+    /// `_IOWR(nr_type, nr, size)` in the generic Linux layout: direction in
+    /// bits 30-31 (read 2 | write 1), size in 16-29, type in 8-15, number in
+    /// 0-7. Architectures with a 3-bit direction field (powerpc, mips, sparc:
+    /// read 2 | write 4 from bit 29) encode read-write the same way.
+    pub(super) const fn iowr(nr_type: u8, nr: u8, size: usize) -> u64 {
+        (3 << 30) | ((size as u64) << 16) | ((nr_type as u64) << 8) | nr as u64
+    }
+
+    /// `PROCMAP_QUERY`: `_IOWR('f', 17, struct procmap_query)`.
+    pub(super) const PROCMAP_QUERY: u64 = iowr(b'f', 17, QUERY_SIZE);
+
+    /// The cached descriptor: `pid << 32 | fd`, 0 when none. A descriptor
+    /// of `/proc/self/maps` keeps describing the address space of the process
+    /// that opened it, so a forked child opens its own.
+    static FD: AtomicU64 = AtomicU64::new(0);
+    /// Device and inode of the cached descriptor, to recognise it in a
+    /// forked child before closing it.
+    static DEV: AtomicU64 = AtomicU64::new(0);
+    static INO: AtomicU64 = AtomicU64::new(0);
+
+    fn file_id(fd: i32) -> Option<(u64, u64)> {
+        // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `st` is a writable `stat`; fstat on a bad fd only fails.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return None;
+        }
+        Some((st.st_dev, st.st_ino))
+    }
+
+    /// This process's descriptor of `/proc/self/maps`, opened on first use.
+    fn maps_fd() -> Result<i32, i32> {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() } as u32;
+        loop {
+            let cur = FD.load(Ordering::Acquire);
+            if (cur >> 32) as u32 == pid {
+                return Ok(cur as u32 as i32);
+            }
+            // SAFETY: a NUL-terminated path and plain flags.
+            let fd = unsafe {
+                libc::open(
+                    c"/proc/self/maps".as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                return Err(errno());
+            }
+            let new = u64::from(pid) << 32 | u64::from(fd as u32);
+            if FD
+                .compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // Another thread installed one first.
+                // SAFETY: `fd` was opened above and is not shared.
+                unsafe { libc::close(fd) };
+                continue;
+            }
+            if cur >> 32 != 0 {
+                // Inherited from the parent. Closed only if that number still
+                // names the same file: the child may have closed and reused it.
+                let old = cur as u32 as i32;
+                let recorded = (DEV.load(Ordering::Acquire), INO.load(Ordering::Acquire));
+                if file_id(old) == Some(recorded) {
+                    // SAFETY: `old` is the parent's descriptor of its maps
+                    // file, unused in this process (its pid does not match).
+                    unsafe { libc::close(old) };
+                }
+            }
+            if let Some((dev, ino)) = file_id(fd) {
+                DEV.store(dev, Ordering::Release);
+                INO.store(ino, Ordering::Release);
+            }
+            return Ok(fd);
+        }
+    }
+
+    /// Forgets a cached descriptor that no longer names our maps file (the
+    /// application closed it, perhaps reusing the number). Not closed: the
+    /// number is not ours any more.
+    fn forget(fd: i32) {
+        let cur = FD.load(Ordering::Acquire);
+        if cur as u32 as i32 == fd {
+            let _ = FD.compare_exchange(cur, 0, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    /// The VMA covering `addr`: `Ok(None)` if there is none, `Err(errno)` if
+    /// the query failed.
+    pub(super) fn query(fd: i32, addr: u64) -> Result<Option<Query>, i32> {
+        let mut q = Query {
+            size: QUERY_SIZE as u64,
+            query_addr: addr,
+            ..Query::default()
+        };
+        // SAFETY: PROCMAP_QUERY reads and writes one `struct procmap_query`,
+        // which `q` is (layout checked above); no name or build-id buffers
+        // are requested (sizes and addresses zero).
+        let r = unsafe { libc::ioctl(fd, PROCMAP_QUERY as _, &mut q as *mut Query) };
+        if r == 0 {
+            Ok(Some(q))
+        } else {
+            match errno() {
+                libc::ENOENT => Ok(None),
+                e => Err(e),
+            }
+        }
+    }
+
+    /// The verdict for `[va, end)`, or the errno when the ioctl cannot give
+    /// one (unsupported kernel, no `/proc`).
+    pub(super) fn check(va: u64, end: u64, need: Need) -> Result<Result<(), Fault>, i32> {
+        let fd = maps_fd()?;
+        let mut worst: Option<Fault> = None;
+        let mut addr = va;
+        while addr < end {
+            let q = match query(fd, addr) {
+                Ok(Some(q)) => q,
+                Ok(None) => return Ok(Err(Fault::Unmapped)),
+                Err(e) => {
+                    if e == libc::EBADF
+                        || (e == libc::ENOTTY && STRATEGY.load(Ordering::Relaxed) == PROCMAP)
+                    {
+                        forget(fd);
+                    }
+                    return Err(e);
+                }
+            };
+            if q.vma_start > addr || q.vma_end <= addr {
+                // Not the covering VMA: not an answer we understand.
+                return Err(libc::EINVAL);
+            }
+            let fault = if q.vma_flags & VMA_READABLE == 0 {
+                Some(Fault::NotReadable)
+            } else if need.write && q.vma_flags & VMA_WRITABLE == 0 {
+                Some(Fault::NotWritable)
+            } else if need.shared && q.vma_flags & VMA_SHARED == 0 {
+                Some(Fault::NotShared)
+            } else {
+                None
+            };
+            worst = match (worst, fault) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            addr = q.vma_end;
+        }
+        Ok(worst.map_or(Ok(()), Err))
+    }
+}
+
+/// `mincore` + `MADV_POPULATE_*`, and `/proc/self/maps` for shared ranges.
+mod fallback {
+    use super::*;
+
+    /// Pages whose residency one `mincore` call reports (the buffer is on
+    /// the stack).
+    const CHUNK_PAGES: usize = 4096;
+
+    /// Whether the kernel knows `MADV_POPULATE_READ`/`_WRITE`.
+    static POPULATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+    const YES: u8 = 1;
+    const NO: u8 = 2;
+
+    fn page_size() -> u64 {
+        // SAFETY: sysconf has no preconditions.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if p > 0 {
+            p as u64
+        } else {
+            4096
+        }
+    }
+
+    pub(super) fn check(va: u64, end: u64, need: Need) -> Result<(), Fault> {
+        let page = page_size();
+        let start = va & !(page - 1);
+        let stop = end.checked_add(page - 1).ok_or(Fault::Unmapped)? & !(page - 1);
+        let (Ok(start), Ok(len)) = (usize::try_from(start), usize::try_from(stop - start)) else {
+            return Err(Fault::Unmapped);
+        };
+        mapped(start, len, page as usize)?;
+        if populate_supported(start) {
+            populated(start, len, need.write)?;
+        }
+        if need.shared {
+            let maps = std::fs::read_to_string("/proc/self/maps").map_err(|_| Fault::Unmapped)?;
+            match mapping_in(&maps, va, end - va) {
+                Some(Mapping::Shared) => {}
+                Some(Mapping::Private) => return Err(Fault::NotShared),
+                None => return Err(Fault::Unmapped),
+            }
+        }
+        Ok(())
+    }
+
+    /// `mincore` over the page-aligned `[start, start + len)`: `ENOMEM` means
+    /// a hole.
+    fn mapped(start: usize, len: usize, page: usize) -> Result<(), Fault> {
+        let mut vec = [0u8; CHUNK_PAGES];
+        let mut at = start;
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(CHUNK_PAGES * page);
+            // SAFETY: mincore writes one byte per page of the n bytes, at
+            // most CHUNK_PAGES, into `vec`; it does not touch the range.
+            let r = unsafe { libc::mincore(at as *mut libc::c_void, n, vec.as_mut_ptr()) };
+            if r != 0 {
+                match errno() {
+                    libc::EAGAIN | libc::EINTR => continue,
+                    _ => return Err(Fault::Unmapped),
+                }
+            }
+            at += n;
+            left -= n;
+        }
+        Ok(())
+    }
+
+    /// `madvise` of a zero-length range validates the advice and does
+    /// nothing else: `EINVAL` before Linux 5.14, 0 after.
+    fn populate_supported(start: usize) -> bool {
+        match POPULATE.load(Ordering::Relaxed) {
+            YES => true,
+            NO => false,
+            _ => {
+                // SAFETY: a zero-length madvise touches no memory.
+                let r = unsafe {
+                    libc::madvise(start as *mut libc::c_void, 0, libc::MADV_POPULATE_READ)
+                };
+                let ok = r == 0;
+                POPULATE.store(if ok { YES } else { NO }, Ordering::Relaxed);
+                ok
+            }
+        }
+    }
+
+    fn populate(start: usize, len: usize, advice: i32) -> Result<(), i32> {
+        for _ in 0..16 {
+            // SAFETY: MADV_POPULATE_* faults pages in as an access would,
+            // without changing their contents; it fails instead of raising
+            // a signal on a page that cannot be accessed.
+            if unsafe { libc::madvise(start as *mut libc::c_void, len, advice) } == 0 {
+                return Ok(());
+            }
+            match errno() {
+                libc::EINTR | libc::EAGAIN => continue,
+                e => return Err(e),
+            }
+        }
+        Err(libc::EAGAIN)
+    }
+
+    /// Faults the range in for reading or writing. The kernel answers
+    /// `ENOMEM` for a hole, `EINVAL` for missing permission, `EFAULT` where
+    /// an access would raise `SIGBUS`; which permission is missing is found
+    /// by populating for reading.
+    fn populated(start: usize, len: usize, write: bool) -> Result<(), Fault> {
+        let advice = if write {
+            libc::MADV_POPULATE_WRITE
+        } else {
+            libc::MADV_POPULATE_READ
+        };
+        match populate(start, len, advice) {
+            Ok(()) => Ok(()),
+            Err(libc::ENOMEM) => Err(Fault::Unmapped),
+            Err(_) if !write => Err(Fault::NotReadable),
+            Err(_) => match populate(start, len, libc::MADV_POPULATE_READ) {
+                Ok(()) => Err(Fault::NotWritable),
+                Err(libc::ENOMEM) => Err(Fault::Unmapped),
+                Err(_) => Err(Fault::NotReadable),
+            },
+        }
+    }
+}
+
+/// How a fully mapped range is backed, read from `/proc/self/maps` text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mapping {
+    /// At least part of it is private (anonymous or file `MAP_PRIVATE`).
+    Private,
+    /// Every byte is in a `MAP_SHARED` mapping.
+    Shared,
+}
+
+/// How `[va, va + len)` is mapped according to `maps`, or `None` if any byte
+/// of it is not mapped.
+fn mapping_in(maps: &str, va: u64, len: u64) -> Option<Mapping> {
+    let end = va.checked_add(len)?;
+    let mut cursor = va;
+    let mut shared = true;
+    for line in maps.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let Some((lo, hi)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else {
+            continue;
+        };
+        if hi <= cursor {
+            continue;
+        }
+        if lo > cursor {
+            return None;
+        }
+        shared &= perms.as_bytes().get(3) == Some(&b's');
+        cursor = hi;
+        if cursor >= end {
+            return Some(if shared {
+                Mapping::Shared
+            } else {
+                Mapping::Private
+            });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RW: Need = Need {
+        write: true,
+        shared: false,
+    };
+    const RO: Need = Need {
+        write: false,
+        shared: false,
+    };
+    const SHARED: Need = Need {
+        write: false,
+        shared: true,
+    };
+    const SHARED_RW: Need = Need {
+        write: true,
+        shared: true,
+    };
+
+    /// Both strategies on the same range; the ioctl one is skipped (with a
+    /// note) on kernels without `PROCMAP_QUERY`.
+    fn both(va: u64, len: u64, need: Need) -> Result<(), Fault> {
+        let end = va.checked_add(len);
+        let fb = match end {
+            Some(end) => fallback::check(va, end, need),
+            None => Err(Fault::Unmapped),
+        };
+        if let Some(end) = end {
+            match procmap::check(va, end, need) {
+                Ok(pm) => assert_eq!(pm, fb, "procmap vs fallback at {va:#x}+{len:#x} {need:?}"),
+                Err(e) => eprintln!("PROCMAP_QUERY unavailable (errno {e}); fallback only"),
+            }
+        }
+        assert_eq!(
+            check(va, len, need),
+            fb,
+            "check at {va:#x}+{len:#x} {need:?}"
+        );
+        fb
+    }
+
+    fn page() -> u64 {
+        // SAFETY: sysconf has no preconditions.
+        unsafe { libc::sysconf(libc::_SC_PAGESIZE) as u64 }
+    }
+
+    /// An anonymous mapping of `pages` pages, unmapped on drop.
+    struct Map {
+        at: u64,
+        len: usize,
+    }
+
+    impl Map {
+        fn new(pages: u64, flags: i32) -> Map {
+            let len = (pages * page()) as usize;
+            // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    flags | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            Map { at: p as u64, len }
+        }
+        fn private(pages: u64) -> Map {
+            Map::new(pages, libc::MAP_PRIVATE)
+        }
+        fn page(&self, i: u64) -> u64 {
+            self.at + i * page()
+        }
+        fn protect(&self, first: u64, pages: u64, prot: i32) {
+            // SAFETY: the pages belong to this test's own mapping.
+            let r = unsafe {
+                libc::mprotect(
+                    self.page(first) as *mut libc::c_void,
+                    (pages * page()) as usize,
+                    prot,
+                )
+            };
+            assert_eq!(r, 0);
+        }
+        fn unmap(&self, first: u64, pages: u64) {
+            // SAFETY: the pages belong to this test's own mapping.
+            let r = unsafe {
+                libc::munmap(
+                    self.page(first) as *mut libc::c_void,
+                    (pages * page()) as usize,
+                )
+            };
+            assert_eq!(r, 0);
+        }
+    }
+
+    impl Drop for Map {
+        fn drop(&mut self) {
+            // SAFETY: unmaps what `new` mapped (holes already unmapped are fine).
+            unsafe { libc::munmap(self.at as *mut libc::c_void, self.len) };
+        }
+    }
+
+    #[test]
+    fn ioctl_number_and_layout() {
+        // _IOWR('f', 17, 104 bytes): 3 << 30 | 104 << 16 | 0x66 << 8 | 17.
+        assert_eq!(procmap::PROCMAP_QUERY, 0xC068_6611);
+        assert_eq!(procmap::QUERY_SIZE, 104);
+        assert_eq!(std::mem::offset_of!(procmap::Query, vma_flags), 40);
+        assert_eq!(std::mem::offset_of!(procmap::Query, dev_major), 72);
+        assert_eq!(std::mem::offset_of!(procmap::Query, vma_name_addr), 88);
+        // Known numbers of the same encoding: PAGEMAP_SCAN is
+        // _IOWR('f', 16, struct pm_scan_arg) with a 96-byte argument.
+        assert_eq!(procmap::iowr(b'f', 16, 96), 0xC060_6610);
+    }
+
+    #[test]
+    fn heap_buffer() {
+        let v = vec![7u8; 4096];
+        let a = v.as_ptr() as u64;
+        assert_eq!(both(a, 4096, RO), Ok(()));
+        assert_eq!(both(a, 4096, RW), Ok(()));
+        assert_eq!(both(a + 1, 17, RW), Ok(()));
+        assert!(v.iter().all(|&b| b == 7), "contents unchanged");
+        assert_eq!(both(a, 4096, SHARED), Err(Fault::NotShared));
+    }
+
+    #[test]
+    fn read_only_neighbour() {
+        let m = Map::private(2);
+        m.protect(1, 1, libc::PROT_READ);
+        let mid = m.page(1) - 8;
+        assert_eq!(both(mid, 16, RW), Err(Fault::NotWritable));
+        assert_eq!(both(mid, 16, RO), Ok(()));
+        assert_eq!(both(m.page(0), 8, RW), Ok(()));
+    }
+
+    #[test]
+    fn hole_is_unmapped() {
+        let m = Map::private(3);
+        m.unmap(1, 1);
+        assert_eq!(both(m.page(0), 3 * page(), RO), Err(Fault::Unmapped));
+        assert_eq!(both(m.page(0) + 8, page(), RW), Err(Fault::Unmapped));
+        assert_eq!(both(m.page(1), 1, RO), Err(Fault::Unmapped));
+        assert_eq!(both(m.page(2), page(), RW), Ok(()));
+        // A hole beats any other fault in the range.
+        m.protect(0, 1, libc::PROT_READ);
+        assert_eq!(both(m.page(0), 3 * page(), RW), Err(Fault::Unmapped));
+    }
+
+    #[test]
+    fn prot_none_is_not_readable() {
+        let m = Map::private(2);
+        m.protect(1, 1, libc::PROT_NONE);
+        assert_eq!(both(m.page(1), 8, RO), Err(Fault::NotReadable));
+        assert_eq!(both(m.page(0), 2 * page(), RW), Err(Fault::NotReadable));
+        assert_eq!(both(m.page(0), page(), RW), Ok(()));
+        // Not readable is reported before not writable.
+        m.protect(0, 1, libc::PROT_READ);
+        assert_eq!(both(m.page(0), 2 * page(), RW), Err(Fault::NotReadable));
+    }
+
+    #[test]
+    fn shared_and_private() {
+        let s = Map::new(2, libc::MAP_SHARED);
+        let p = Map::private(1);
+        assert_eq!(both(s.page(0), 2 * page(), SHARED), Ok(()));
+        assert_eq!(both(s.page(0) + 3, 100, SHARED_RW), Ok(()));
+        assert_eq!(both(p.page(0), page(), SHARED), Err(Fault::NotShared));
+        s.protect(1, 1, libc::PROT_READ);
+        assert_eq!(
+            both(s.page(0), 2 * page(), SHARED_RW),
+            Err(Fault::NotWritable)
+        );
+        assert_eq!(both(s.page(0), 2 * page(), SHARED), Ok(()));
+    }
+
+    #[test]
+    fn wrap_and_kernel_half() {
+        assert_eq!(both(u64::MAX - 10, 100, RO), Err(Fault::Unmapped));
+        assert_eq!(both(u64::MAX, 1, RO), Err(Fault::Unmapped));
+        assert_eq!(
+            both(u64::MAX - page() + 1, page() - 1, RO),
+            Err(Fault::Unmapped)
+        );
+        assert_eq!(both(1 << 63, 4096, RW), Err(Fault::Unmapped));
+        assert_eq!(both(0, 4096, RO), Err(Fault::Unmapped));
+    }
+
+    #[test]
+    #[should_panic(expected = "empty range")]
+    #[cfg(debug_assertions)]
+    fn zero_length_is_a_caller_bug() {
+        let v = [0u8; 8];
+        let _ = check(v.as_ptr() as u64, 0, RO);
+    }
+
+    /// 20,000 extra VMAs (every other page of a 20,000-page mapping made
+    /// read-only): results stay right.
+    #[test]
+    fn many_mappings() {
+        let pages = 20_000;
+        let m = Map::private(pages);
+        for i in (1..pages).step_by(2) {
+            m.protect(i, 1, libc::PROT_READ);
+        }
+        let p = page();
+        assert_eq!(both(m.page(100), p, RW), Ok(()));
+        assert_eq!(both(m.page(101), p, RO), Ok(()));
+        assert_eq!(both(m.page(101), p, RW), Err(Fault::NotWritable));
+        assert_eq!(both(m.page(1000), 200 * p, RO), Ok(()));
+        assert_eq!(both(m.page(1000), 200 * p, RW), Err(Fault::NotWritable));
+        m.unmap(15_001, 1);
+        assert_eq!(both(m.page(15_000), 3 * p, RO), Err(Fault::Unmapped));
+        assert_eq!(both(m.page(19_998), 2 * p, SHARED), Err(Fault::NotShared));
+        let s = Map::new(1, libc::MAP_SHARED);
+        assert_eq!(both(s.page(0), p, SHARED_RW), Ok(()));
+    }
+
+    /// A child's cached descriptor describes the child: a mapping the child
+    /// makes after fork is seen by it, one it unmaps is not.
+    #[test]
+    fn fork_reopens() {
+        let m = Map::private(1);
+        let a = m.page(0);
+        assert_eq!(check(a, 8, RW), Ok(()));
+        // SAFETY: the child only makes syscalls and exits with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: unmapping the child's copy of the test mapping.
+            unsafe { libc::munmap(a as *mut libc::c_void, page() as usize) };
+            let code = match check(a, 8, RW) {
+                Err(Fault::Unmapped) => 0,
+                _ => 1,
+            };
+            // SAFETY: leaves the child without running the parent's test harness.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        assert_eq!(check(a, 8, RW), Ok(()));
+    }
+
+    const MAPS: &str = "\
+1000-3000 rw-p 00000000 00:00 0
+3000-4000 rw-s 00000000 00:05 12 /dev/zero (deleted)
+4000-5000 rw-s 00000000 00:05 13 /dev/shm/x
+8000-9000 r--p 00000000 00:00 0
+";
+
+    #[test]
+    fn maps_text() {
+        assert_eq!(mapping_in(MAPS, 0x1000, 0x10), Some(Mapping::Private));
+        assert_eq!(mapping_in(MAPS, 0x2ff0, 0x20), Some(Mapping::Private));
+        assert_eq!(mapping_in(MAPS, 0x3000, 0x2000), Some(Mapping::Shared));
+        assert_eq!(mapping_in(MAPS, 0x4800, 0x1000), None);
+        assert_eq!(mapping_in(MAPS, 0x500, 0x10), None);
+        assert_eq!(mapping_in(MAPS, 0x8000, 0x1000), Some(Mapping::Private));
+        assert_eq!(mapping_in(MAPS, u64::MAX, 2), None);
+    }
+}
