@@ -2,37 +2,64 @@
 //!
 //! A DAT handle is the address of a [`Slot`] in one static arena. The first
 //! word of every slot is the owning provider's `DAT_PROVIDER *`, so the C
-//! macro `DAT_HANDLE_TO_PROVIDER(h)` works on every handle we give out. The
-//! objects themselves live in a side table indexed by slot number.
+//! macro `DAT_HANDLE_TO_PROVIDER(h)` works on every handle we give out.
 //!
-//! Validation is O(1) and takes no global lock: an address is ours only if it
-//! lies inside the arena on a slot boundary; then one per-entry read lock
-//! tells whether a live object is there. Slot memory is never freed, so a
-//! stale or foreign address is never dereferenced into freed memory.
-//! Fresh slots are handed out first; freed slots are reused only once the
-//! arena has been used up, oldest first, so a stale handle stays invalid for
-//! as long as possible.
+//! **Validation without shared writes.** The slot's `object` word is the one
+//! source of truth for liveness: it holds the live object's pointer (from
+//! `Arc::into_raw`) tagged in its top byte with the `DAT_HANDLE_TYPE`, or 0.
+//! A lookup is: range and alignment check of the address, one atomic load,
+//! a compare of the tag. Lookups that only need the type or the consumer
+//! context stop there; lookups that use the object also pin the current
+//! epoch (`crossbeam-epoch`, a thread-local operation), which keeps the
+//! object's memory alive until the returned [`Ref`] is dropped. Retiring a
+//! handle swaps the word to 0 and hands the table's reference to the epoch
+//! collector, so an object is freed only after every thread that could have
+//! read its pointer has unpinned. No lookup does an atomic read-modify-write
+//! on memory another thread uses, and none takes a lock.
+//!
+//! The table does not know the object types: anything implementing [`Kind`]
+//! (the object layer's types) can be published under its `DAT_HANDLE_TYPE`.
+//! Objects' destructors run on whichever thread collects the epoch garbage,
+//! so they must not take locks.
+//!
+//! **Slot reuse (ABA) policy.** Slot memory is never freed. Fresh slots are
+//! handed out first; a retired slot goes to the back of a FIFO free list and
+//! is reused only when all [`CAPACITY`] slots have been handed out once, so a
+//! stale handle keeps failing with `DAT_INVALID_HANDLE` until about a million
+//! further objects have been created. After that a stale handle may name a
+//! newer object in a reused slot, as a stale pointer may in any C library;
+//! it never reaches freed memory.
+#![allow(unsafe_code)]
 
 use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex};
+
+use crossbeam_epoch as epoch;
 
 use crate::error::{DatError, Result, Sub};
-use crate::object::{Cno, Evd, Ia, Lmr, Pz, Rmr};
 
 /// Number of slots: the most handles that can be alive at once.
 pub const CAPACITY: usize = 1 << 20;
-const CHUNK_BITS: usize = 12;
-const CHUNK: usize = 1 << CHUNK_BITS;
-const NCHUNKS: usize = CAPACITY / CHUNK;
 
-/// What a handle points at. 16 bytes, so handles are 16-byte aligned.
-#[repr(C, align(16))]
+/// The tag occupies the top byte of the object word; user-space pointers
+/// never use it (47-bit, or 56-bit with 5-level paging).
+const TAG_SHIFT: u32 = 56;
+const PTR_MASK: usize = (1 << TAG_SHIFT) - 1;
+
+/// What a handle points at. 32 bytes, so handles are 32-byte aligned.
+#[repr(C, align(32))]
 pub struct Slot {
     /// `DAT_PROVIDER *` of the owner (first word, read by C code).
     provider: AtomicUsize,
     /// The consumer context (`DAT_CONTEXT`, 8 bytes).
     context: AtomicU64,
+    /// `(type + 1) << 56 | object pointer`, or 0 when no object is live.
+    object: AtomicUsize,
+    _pad: usize,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -40,16 +67,12 @@ impl Slot {
     const EMPTY: Slot = Slot {
         provider: AtomicUsize::new(0),
         context: AtomicU64::new(0),
+        object: AtomicUsize::new(0),
+        _pad: 0,
     };
 }
 
 static SLOTS: [Slot; CAPACITY] = [Slot::EMPTY; CAPACITY];
-
-type Entry = RwLock<Option<Object>>;
-
-#[allow(clippy::declare_interior_mutable_const)]
-const NO_CHUNK: OnceLock<Box<[Entry]>> = OnceLock::new();
-static OBJECTS: [OnceLock<Box<[Entry]>>; NCHUNKS] = [NO_CHUNK; NCHUNKS];
 
 struct Alloc {
     next_fresh: usize,
@@ -102,131 +125,132 @@ pub enum HandleType {
     Srq = 10,
 }
 
-/// A live object behind a handle.
-#[derive(Clone)]
-pub enum Object {
-    Ia(Arc<Ia>),
-    Pz(Arc<Pz>),
-    Evd(Arc<Evd>),
-    Cno(Arc<Cno>),
-    Lmr(Arc<Lmr>),
-    Rmr(Arc<Rmr>),
-}
+impl HandleType {
+    /// Every type, indexed by its value.
+    pub const ALL: [HandleType; 11] = [
+        HandleType::Cr,
+        HandleType::Ep,
+        HandleType::Evd,
+        HandleType::Ia,
+        HandleType::Lmr,
+        HandleType::Psp,
+        HandleType::Pz,
+        HandleType::Rmr,
+        HandleType::Rsp,
+        HandleType::Cno,
+        HandleType::Srq,
+    ];
 
-impl Object {
-    /// Its `DAT_HANDLE_TYPE`.
-    pub fn handle_type(&self) -> HandleType {
-        match self {
-            Object::Ia(_) => HandleType::Ia,
-            Object::Pz(_) => HandleType::Pz,
-            Object::Evd(_) => HandleType::Evd,
-            Object::Cno(_) => HandleType::Cno,
-            Object::Lmr(_) => HandleType::Lmr,
-            Object::Rmr(_) => HandleType::Rmr,
-        }
+    const fn tag(self) -> usize {
+        (self as usize + 1) << TAG_SHIFT
     }
 }
 
-/// Objects that can be looked up by their own type.
-pub trait Kind: Sized {
-    /// The object, if `o` is one of these.
-    fn from_object(o: Object) -> Option<Arc<Self>>;
+/// An object type that can stand behind a handle.
+pub trait Kind: Send + Sync + 'static {
+    /// Its `DAT_HANDLE_TYPE`.
+    const TYPE: HandleType;
 }
-
-macro_rules! kind {
-    ($t:ident) => {
-        impl Kind for $t {
-            fn from_object(o: Object) -> Option<Arc<Self>> {
-                match o {
-                    Object::$t(x) => Some(x),
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-kind!(Ia);
-kind!(Pz);
-kind!(Evd);
-kind!(Cno);
-kind!(Lmr);
-kind!(Rmr);
 
 fn arena_base() -> usize {
     SLOTS.as_ptr() as usize
 }
 
-/// The slot index of an address, if the address is a slot of the arena.
-fn index_of(addr: usize) -> Option<usize> {
+/// The slot of an address, if the address is a slot of the arena.
+fn slot_of(addr: usize) -> Option<&'static Slot> {
     let off = addr.checked_sub(arena_base())?;
     if off % std::mem::size_of::<Slot>() != 0 {
         return None;
     }
-    let idx = off / std::mem::size_of::<Slot>();
-    (idx < CAPACITY).then_some(idx)
-}
-
-fn entry(idx: usize) -> Option<&'static Entry> {
-    OBJECTS[idx >> CHUNK_BITS]
-        .get()
-        .map(|chunk| &chunk[idx & (CHUNK - 1)])
-}
-
-fn entry_or_create(idx: usize) -> &'static Entry {
-    let chunk = OBJECTS[idx >> CHUNK_BITS].get_or_init(|| {
-        (0..CHUNK)
-            .map(|_| RwLock::new(None))
-            .collect::<Vec<_>>()
-            .into_boxed_slice()
-    });
-    &chunk[idx & (CHUNK - 1)]
+    SLOTS.get(off / std::mem::size_of::<Slot>())
 }
 
 /// True if `addr` lies in our arena on a slot boundary (live or not).
 pub fn is_ours(addr: usize) -> bool {
-    index_of(addr).is_some()
+    slot_of(addr).is_some()
 }
 
-/// The live object at `addr`, of any type.
-pub fn lookup(addr: usize) -> Option<Object> {
-    let e = entry(index_of(addr)?)?;
-    let guard = e.read().unwrap_or_else(|p| p.into_inner());
-    guard.clone()
+/// The type of the live object at `addr`: one load, no lock, no pin.
+pub fn type_of(addr: usize) -> Option<HandleType> {
+    let word = slot_of(addr)?.object.load(Ordering::Acquire);
+    let tag = word >> TAG_SHIFT;
+    (tag != 0).then(|| HandleType::ALL[tag - 1])
+}
+
+/// True if `h` names a live object.
+pub fn is_live(h: Handle) -> bool {
+    type_of(h.addr()).is_some()
+}
+
+/// A live object borrowed from the table: valid while this value lives
+/// (the epoch stays pinned). Not `Send`: drop it before blocking for long;
+/// take [`Ref::arc`] to keep the object beyond the call.
+pub struct Ref<T: Kind> {
+    ptr: NonNull<T>,
+    _guard: epoch::Guard,
+    _own: PhantomData<Arc<T>>,
+}
+
+impl<T: Kind> Deref for Ref<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the pointer came from `Arc::into_raw` of a live object and
+        // was read under `_guard`; the table's reference is released only
+        // through the epoch collector, so the object outlives the guard.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: Kind> Ref<T> {
+    /// A counted reference to the object, to keep it beyond this call.
+    pub fn arc(&self) -> Arc<T> {
+        let p = self.ptr.as_ptr().cast_const();
+        // SAFETY: `p` is the `Arc::into_raw` pointer of an object kept alive
+        // by the pinned epoch (see `deref`); adding a strong count and
+        // rebuilding an `Arc` from it gives an independent owner.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
+        }
+    }
 }
 
 /// The live object at `addr` if it has type `T`.
-pub fn get<T: Kind>(addr: usize) -> Option<Arc<T>> {
-    lookup(addr).and_then(T::from_object)
+pub fn get<T: Kind>(addr: usize) -> Option<Ref<T>> {
+    let slot = slot_of(addr)?;
+    let guard = epoch::pin();
+    let word = slot.object.load(Ordering::Acquire);
+    if word & !PTR_MASK != T::TYPE.tag() {
+        return None;
+    }
+    Some(Ref {
+        ptr: NonNull::new((word & PTR_MASK) as *mut T)?,
+        _guard: guard,
+        _own: PhantomData,
+    })
 }
 
 /// The live object at `addr` if it has type `T`, else `DAT_INVALID_HANDLE/sub`.
-pub fn expect<T: Kind>(addr: usize, sub: Sub) -> Result<Arc<T>> {
+pub fn expect<T: Kind>(addr: usize, sub: Sub) -> Result<Ref<T>> {
     get::<T>(addr).ok_or(DatError::handle(sub))
 }
 
 /// The consumer context of a live handle.
 pub fn context(addr: usize) -> Option<u64> {
-    let idx = index_of(addr)?;
-    let e = entry(idx)?;
-    let guard = e.read().unwrap_or_else(|p| p.into_inner());
-    guard
-        .as_ref()
-        .map(|_| SLOTS[idx].context.load(Ordering::Acquire))
+    let slot = slot_of(addr)?;
+    let v = slot.context.load(Ordering::Acquire);
+    (slot.object.load(Ordering::Acquire) != 0).then_some(v)
 }
 
 /// Sets the consumer context of a live handle; false if it is not live.
 pub fn set_context(addr: usize, value: u64) -> bool {
-    let Some(idx) = index_of(addr) else {
+    let Some(slot) = slot_of(addr) else {
         return false;
     };
-    let Some(e) = entry(idx) else {
-        return false;
-    };
-    let guard = e.read().unwrap_or_else(|p| p.into_inner());
-    if guard.is_none() {
+    if slot.object.load(Ordering::Acquire) == 0 {
         return false;
     }
-    SLOTS[idx].context.store(value, Ordering::Release);
+    slot.context.store(value, Ordering::Release);
     true
 }
 
@@ -245,9 +269,12 @@ impl Reservation {
     }
 
     /// Makes the object reachable through its handle.
-    pub fn publish(mut self, obj: Object) -> Handle {
-        let e = entry_or_create(self.idx);
-        *e.write().unwrap_or_else(|p| p.into_inner()) = Some(obj);
+    pub fn publish<T: Kind>(mut self, obj: Arc<T>) -> Handle {
+        let p = Arc::into_raw(obj) as usize;
+        assert_eq!(p & !PTR_MASK, 0, "object pointer uses the tag byte");
+        SLOTS[self.idx]
+            .object
+            .store(p | T::TYPE.tag(), Ordering::Release);
         self.published = true;
         self.handle()
     }
@@ -275,8 +302,6 @@ pub fn reserve(provider_word: usize) -> Result<Reservation> {
             }
         }
     };
-    // Make sure the side-table chunk exists before the handle is visible.
-    entry_or_create(idx);
     SLOTS[idx].provider.store(provider_word, Ordering::Release);
     SLOTS[idx].context.store(0, Ordering::Release);
     Ok(Reservation {
@@ -291,32 +316,64 @@ fn give_back(idx: usize) {
     a.free.push_back(idx as u32);
 }
 
-/// Removes the object behind `h`; later lookups fail. Returns it if it was live.
-/// The slot keeps its provider word, so a stale handle still dispatches to us
-/// and gets `DAT_INVALID_HANDLE`.
-pub fn retire(h: Handle) -> Option<Object> {
-    let idx = index_of(h.addr())?;
-    let e = entry(idx)?;
-    let old = e.write().unwrap_or_else(|p| p.into_inner()).take();
-    if old.is_some() {
-        give_back(idx);
+/// Makes `h` dead if it names a live `T`; later lookups fail. Returns false
+/// if it was not live (already retired, or another type): exactly one of
+/// several racing retirements wins. The table's reference to the object is
+/// dropped once no pinned thread can still be reading it. The slot keeps
+/// its provider word, so a stale handle still dispatches to us and gets
+/// `DAT_INVALID_HANDLE`.
+pub fn retire<T: Kind>(h: Handle) -> bool {
+    let Some(slot) = slot_of(h.addr()) else {
+        return false;
+    };
+    let guard = epoch::pin();
+    let mut word = slot.object.load(Ordering::Acquire);
+    loop {
+        if word & !PTR_MASK != T::TYPE.tag() {
+            return false;
+        }
+        match slot
+            .object
+            .compare_exchange(word, 0, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => break,
+            Err(now) => word = now,
+        }
     }
-    old
+    let p = word & PTR_MASK;
+    // SAFETY: `p` is the pointer `publish` made with `Arc::into_raw::<T>`
+    // (the tag says `T`); this retirement won the swap, so it owns the
+    // table's reference and releases it exactly once, after every thread
+    // pinned now has unpinned.
+    unsafe {
+        guard.defer_unchecked(move || drop(Arc::from_raw(p as *const T)));
+    }
+    give_back((h.addr() - arena_base()) / std::mem::size_of::<Slot>());
+    true
 }
 
 /// The provider word of one of our slots (for tests and diagnostics).
 pub fn provider_word(addr: usize) -> Option<usize> {
-    index_of(addr).map(|i| SLOTS[i].provider.load(Ordering::Acquire))
+    slot_of(addr).map(|s| s.provider.load(Ordering::Acquire))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    struct Thing(u32);
+    impl Kind for Thing {
+        const TYPE: HandleType = HandleType::Pz;
+    }
+    struct Other;
+    impl Kind for Other {
+        const TYPE: HandleType = HandleType::Cno;
+    }
+
     #[test]
-    fn slots_are_16_bytes_and_aligned() {
-        assert_eq!(std::mem::size_of::<Slot>(), 16);
-        assert_eq!(arena_base() % 16, 0);
+    fn slots_are_32_bytes_and_aligned() {
+        assert_eq!(std::mem::size_of::<Slot>(), 32);
+        assert_eq!(arena_base() % 32, 0);
     }
 
     #[test]
@@ -325,8 +382,9 @@ mod tests {
         assert!(!is_ours(0x1000));
         assert!(!is_ours(arena_base() + 8));
         assert!(is_ours(arena_base()));
-        assert!(!is_ours(arena_base() + CAPACITY * 16));
-        assert!(lookup(arena_base() + 8).is_none());
+        assert!(!is_ours(arena_base() + CAPACITY * 32));
+        assert!(type_of(arena_base() + 8).is_none());
+        assert!(get::<Thing>(arena_base() + 16).is_none());
     }
 
     #[test]
@@ -335,8 +393,61 @@ mod tests {
         let h = r.handle();
         assert_eq!(provider_word(h.addr()), Some(0x1234));
         drop(r);
-        assert!(lookup(h.addr()).is_none());
+        assert!(type_of(h.addr()).is_none());
         assert!(context(h.addr()).is_none());
         assert!(!set_context(h.addr(), 5));
+    }
+
+    #[test]
+    fn publish_lookup_retire() {
+        let obj = Arc::new(Thing(7));
+        let h = reserve(1).expect("slot").publish(obj.clone());
+        assert_eq!(type_of(h.addr()), Some(HandleType::Pz));
+        assert_eq!(get::<Thing>(h.addr()).map(|r| r.0), Some(7));
+        assert!(get::<Other>(h.addr()).is_none(), "wrong type");
+        assert!(set_context(h.addr(), 99));
+        assert_eq!(context(h.addr()), Some(99));
+        let kept = get::<Thing>(h.addr()).expect("live").arc();
+        assert!(!retire::<Other>(h), "wrong type cannot retire");
+        assert!(retire::<Thing>(h));
+        assert!(!retire::<Thing>(h), "second retire loses");
+        assert!(get::<Thing>(h.addr()).is_none());
+        assert!(context(h.addr()).is_none());
+        assert_eq!(kept.0, 7);
+        assert_eq!(provider_word(h.addr()), Some(1));
+    }
+
+    #[test]
+    fn racing_retirements_have_one_winner() {
+        for _ in 0..200 {
+            let h = reserve(1).expect("slot").publish(Arc::new(Thing(1)));
+            let wins: usize = std::thread::scope(|s| {
+                let a = s.spawn(|| usize::from(retire::<Thing>(h)));
+                let b = s.spawn(|| usize::from(retire::<Thing>(h)));
+                a.join().unwrap_or(0) + b.join().unwrap_or(0)
+            });
+            assert_eq!(wins, 1);
+        }
+    }
+
+    #[test]
+    fn lookups_racing_a_retirement_see_live_memory() {
+        for _ in 0..100 {
+            let h = reserve(1).expect("slot").publish(Arc::new(Thing(42)));
+            std::thread::scope(|s| {
+                let reader = s.spawn(|| {
+                    let mut seen = 0u32;
+                    for _ in 0..2000 {
+                        if let Some(r) = get::<Thing>(h.addr()) {
+                            assert_eq!(r.0, 42);
+                            seen += 1;
+                        }
+                    }
+                    seen
+                });
+                retire::<Thing>(h);
+                let _ = reader.join();
+            });
+        }
     }
 }

@@ -43,18 +43,51 @@ pub(crate) fn bad_handle(h: usize) -> bool {
     h == 0 || h & 3 != 0
 }
 
+/// A checked OUT pointer (non-NULL, aligned). It is written through the
+/// raw pointer and never turned into a Rust reference, so two OUT arguments
+/// may name the same variable (the last write wins, as in C).
+pub(crate) struct Out<T>(std::ptr::NonNull<T>);
+
+impl<T> Out<T> {
+    /// Stores `v`.
+    pub(crate) fn set(&self, v: T) {
+        // SAFETY: checked non-NULL and aligned by `out`; the caller passes
+        // memory it owns for the call (the DAT calling contract). A raw
+        // write creates no reference, so aliasing OUT arguments are fine.
+        unsafe { self.0.as_ptr().write(v) }
+    }
+
+    /// The pointer, for field-wise writes with [`put!`].
+    pub(crate) fn as_ptr(&self) -> *mut T {
+        self.0.as_ptr()
+    }
+}
+
+/// Writes one field (or nested field) of an [`Out`] struct in place,
+/// leaving the other fields of the consumer's struct untouched.
+macro_rules! put {
+    ($out:expr, $($field:ident).+ = $value:expr) => {{
+        let p = $out.as_ptr();
+        let v = $value;
+        // SAFETY: `p` is a checked OUT pointer (see `Out::set`); the field
+        // is written through a raw place, creating no reference.
+        unsafe { std::ptr::addr_of_mut!((*p).$($field).+).write(v) }
+    }};
+}
+pub(crate) use put;
+
 /// A required OUT pointer: `DAT_INVALID_PARAMETER/ARGn` if NULL or misaligned.
-pub(crate) fn out<'a, T>(p: *mut T, argn: u32) -> udapl::Result<&'a mut T> {
-    if p.is_null() || (p as usize) % std::mem::align_of::<T>() != 0 {
+pub(crate) fn out<T>(p: *mut T, argn: u32) -> udapl::Result<Out<T>> {
+    if (p as usize) % std::mem::align_of::<T>() != 0 {
         return Err(DatError::arg(argn));
     }
-    // SAFETY: non-NULL and aligned; the caller promises it points at a `T`
-    // it owns for the duration of the call (the DAT calling contract).
-    Ok(unsafe { &mut *p })
+    std::ptr::NonNull::new(p)
+        .map(Out)
+        .ok_or(DatError::arg(argn))
 }
 
 /// An optional OUT pointer (NULL allowed).
-pub(crate) fn opt_out<'a, T>(p: *mut T, argn: u32) -> udapl::Result<Option<&'a mut T>> {
+pub(crate) fn opt_out<T>(p: *mut T, argn: u32) -> udapl::Result<Option<Out<T>>> {
     if p.is_null() {
         Ok(None)
     } else {
@@ -62,13 +95,15 @@ pub(crate) fn opt_out<'a, T>(p: *mut T, argn: u32) -> udapl::Result<Option<&'a m
     }
 }
 
-/// A required IN pointer.
-pub(crate) fn input<'a, T>(p: *const T, argn: u32) -> udapl::Result<&'a T> {
+/// A required IN pointer, read once by value (never kept as a reference:
+/// the consumer's memory may change under us).
+pub(crate) fn input<T: Copy>(p: *const T, argn: u32) -> udapl::Result<T> {
     if p.is_null() || (p as usize) % std::mem::align_of::<T>() != 0 {
         return Err(DatError::arg(argn));
     }
-    // SAFETY: non-NULL and aligned; the caller passes a readable `T`.
-    Ok(unsafe { &*p })
+    // SAFETY: non-NULL and aligned; the caller passes a readable `T`. The
+    // value is copied out, no reference is formed.
+    Ok(unsafe { p.read() })
 }
 
 /// `DAT_INVALID_HANDLE` with `sub`, as a `DAT_RETURN`.

@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
-use once_cell::sync::OnceCell;
 use udapl::registry::{ConfEntry, ExternalLibrary, Loader, ProviderKey, Registry, Ticket};
 
 use crate::types::{DAT_NAME_MAX_LENGTH, DAT_PROVIDER_INFO};
 
-static REGISTRY: OnceCell<Registry> = OnceCell::new();
+static REGISTRY: OnceLock<Registry> = OnceLock::new();
 
 /// The registry, read from dat.conf on first use.
 pub(crate) fn registry() -> &'static Registry {

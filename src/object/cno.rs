@@ -1,14 +1,16 @@
 //! Consumer Notification Object: one place to wait for notifications from
 //! several EVDs of an IA, with an optional one-shot OS wait proxy agent.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub};
-use crate::handle::{self, Handle, HandleType, Object};
+use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::evd::{Evd, TIMEOUT_INFINITE};
 use crate::object::ia::Ia;
-use crate::transport::{Blocker, Wake};
+use crate::object::{lock, lock_anyway, Object};
+use crate::wait::{self, Notifier, Sleep, Wake};
 
 /// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,7 +57,9 @@ pub struct Cno {
     /// Its IA.
     pub ia: Arc<Ia>,
     st: Mutex<State>,
-    blocker: Blocker,
+    /// Mirror of `State::seq` for spinning waiters (written under the lock).
+    seq: AtomicU64,
+    waiters: Notifier,
 }
 
 impl Cno {
@@ -74,19 +78,16 @@ impl Cno {
                 dead: false,
                 evds: Vec::new(),
             }),
-            blocker: Blocker::new(),
+            seq: AtomicU64::new(0),
+            waiters: Notifier::new(),
         });
         st.insert(cno.handle, Object::Cno(cno.clone()));
-        res.publish(Object::Cno(cno.clone()));
+        res.publish(cno.clone());
         Ok(cno)
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.st.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn live_state(&self) -> Result<MutexGuard<'_, State>> {
-        let st = self.state();
+        let st = lock(&self.st)?;
         if st.dead {
             Err(DatError::handle(Sub::HandleCno))
         } else {
@@ -106,34 +107,41 @@ impl Cno {
     }
 
     pub(crate) fn attach(&self, evd: &Arc<Evd>) {
-        let mut st = self.state();
+        let mut st = lock_anyway(&self.st);
         st.evds.retain(|w| w.strong_count() > 0);
         st.evds.push(Arc::downgrade(evd));
     }
 
     pub(crate) fn detach(&self, evd: &Evd) {
-        let mut st = self.state();
+        let mut st = lock_anyway(&self.st);
         st.evds
             .retain(|w| w.upgrade().is_some_and(|e| e.handle != evd.handle));
+    }
+
+    /// Bumps the sequence with the lock held; returns the one-shot agent
+    /// to call (taken off the CNO) when `take_agent`.
+    fn signal(&self, st: &mut State, hint: Handle, take_agent: bool) -> Agent {
+        st.seq = st.seq.wrapping_add(1);
+        st.hint = hint;
+        self.seq.store(st.seq, Ordering::Release);
+        if take_agent && st.agent.func != 0 {
+            std::mem::take(&mut st.agent)
+        } else {
+            Agent::default()
+        }
     }
 
     /// An EVD of this CNO got a notification event: wake every waiter with
     /// the EVD as hint and call the agent once (it is then disassociated).
     pub(crate) fn trigger(&self, evd: Handle) {
         let agent = {
-            let mut st = self.state();
+            let mut st = lock_anyway(&self.st);
             if st.dead {
                 return;
             }
-            st.seq = st.seq.wrapping_add(1);
-            st.hint = evd;
-            self.blocker.wake_all();
-            if st.agent.func != 0 {
-                std::mem::take(&mut st.agent)
-            } else {
-                Agent::default()
-            }
+            self.signal(&mut st, evd, true)
         };
+        self.waiters.notify();
         self.call_agent(agent, evd);
     }
 
@@ -145,24 +153,23 @@ impl Cno {
         }
     }
 
-    /// Releases every waiter (and the agent) with a NULL EVD.
+    /// Teardown release: the last EVD was freed (`dead == false`) or the IA
+    /// is closing (`dead == true`). Every waiter returns with a NULL EVD and
+    /// the agent, if any, is called once with a NULL EVD.
     pub(crate) fn release_waiters(&self, dead: bool) {
         let agent = {
-            let mut st = self.state();
-            st.seq = st.seq.wrapping_add(1);
-            st.hint = Handle::NULL;
-            st.dead |= dead;
-            self.blocker.wake_all();
-            if st.waiters > 0 && st.agent.func != 0 {
-                std::mem::take(&mut st.agent)
-            } else {
-                Agent::default()
+            let mut st = lock_anyway(&self.st);
+            if st.dead {
+                return;
             }
+            st.dead |= dead;
+            self.signal(&mut st, Handle::NULL, true)
         };
+        self.waiters.notify();
         self.call_agent(agent, Handle::NULL);
     }
 
-    /// The CNO is destroyed (its IA closed): waiters return with NULL.
+    /// The CNO is destroyed (its IA closed).
     pub(crate) fn destroy(&self) {
         self.release_waiters(true);
     }
@@ -170,6 +177,8 @@ impl Cno {
     /// `dat_cno_wait`. An EVD that already holds an event that would notify
     /// counts as a trigger, so no wake-up is lost.
     pub fn wait(&self, timeout_us: u32) -> Result<CnoWake> {
+        let deadline = (timeout_us != TIMEOUT_INFINITE)
+            .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
         let (start, evds) = {
             let mut st = self.live_state()?;
             st.waiters += 1;
@@ -180,58 +189,48 @@ impl Cno {
             .filter_map(Weak::upgrade)
             .find(|e| e.has_notifiable_event())
             .map(|e| e.handle);
-        let mut st = self.state();
         let outcome = if let Some(h) = pending {
             CnoWake::Evd(h)
         } else {
-            let deadline = (timeout_us != TIMEOUT_INFINITE)
-                .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
-            loop {
-                if st.seq != start {
-                    break if st.hint.is_null() {
-                        CnoWake::Released { dead: st.dead }
-                    } else {
-                        CnoWake::Evd(st.hint)
-                    };
+            let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, || {
+                if self.seq.load(Ordering::Acquire) == start {
+                    return None;
                 }
-                if st.dead {
-                    break CnoWake::Released { dead: true };
+                let st = lock_anyway(&self.st);
+                if st.seq == start {
+                    return None;
                 }
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    break CnoWake::Timeout;
-                }
-                let ticket = self.blocker.ticket();
-                drop(st);
-                let wake = self.blocker.wait(ticket, deadline);
-                st = self.state();
-                if wake == Wake::Interrupted {
-                    break CnoWake::Interrupted;
-                }
+                Some(if st.hint.is_null() {
+                    CnoWake::Released { dead: st.dead }
+                } else {
+                    CnoWake::Evd(st.hint)
+                })
+            });
+            match r {
+                Ok(w) => w,
+                Err(Wake::TimedOut) => CnoWake::Timeout,
+                Err(Wake::Interrupted) => CnoWake::Interrupted,
             }
         };
-        st.waiters -= 1;
+        lock_anyway(&self.st).waiters -= 1;
         Ok(outcome)
     }
 
     /// `dat_cno_free`: refused while an EVD is associated or a thread waits.
     pub fn free(&self) -> Result<()> {
         let mut ia = self.ia.live_state()?;
-        if !ia.is_live(self.handle) {
-            return Err(DatError::handle(Sub::HandleCno));
-        }
-        if ia.users(self.handle) > 0 || self.state().waiters > 0 {
+        if ia.users(self.handle) > 0 || self.live_state()?.waiters > 0 {
             return Err(DatError::state(Sub::CnoInUse));
         }
-        ia.remove(self.handle);
+        ia.remove(self.handle, Sub::HandleCno)?;
         drop(ia);
-        self.destroy();
+        // Freed, not torn down: nobody waits and no agent is owed a call.
+        lock_anyway(&self.st).dead = true;
         Ok(())
     }
 }
 
-/// Looks up a live CNO, `DAT_INVALID_HANDLE/CNO` otherwise.
-pub fn lookup(addr: usize) -> Result<Arc<Cno>> {
-    let cno = handle::expect::<Cno>(addr, Sub::HandleCno)?;
-    cno.live_state().map(|_| ())?;
-    Ok(cno)
+/// Looks up a live CNO, `DAT_INVALID_HANDLE/CNO` otherwise. Lock-free.
+pub fn lookup(addr: usize) -> Result<Ref<Cno>> {
+    handle::expect::<Cno>(addr, Sub::HandleCno)
 }

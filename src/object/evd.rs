@@ -1,21 +1,24 @@
 //! Event Dispatcher: a bounded event queue with at most one direct waiter,
 //! optionally feeding a CNO.
 //!
-//! Locking: the queue has its own mutex and condition variable (the hot
-//! path). Structural changes (CNO association, free) first take the IA lock,
-//! then the queue lock. A CNO is triggered only after the queue lock has
-//! been released.
+//! The queue is allocated when the EVD is created or resized; posting and
+//! dequeuing never allocate. It has its own mutex (the hot path); posting
+//! releases it before waking the waiter (only if one sleeps), triggering the
+//! CNO or reporting an overflow. Structural changes (CNO association, free)
+//! first take the IA lock, then the queue lock.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub, Type};
-use crate::handle::{self, Handle, HandleType, Object};
+use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::event::{self, Event};
-use crate::object::ia::{self, AsyncEvd, Ia, IaState};
-use crate::object::Cno;
-use crate::transport::{Blocker, Wake};
+use crate::object::ia::{self, Ia, IaState};
+use crate::object::{lock, lock_anyway, Cno, Object};
+use crate::wait::{self, Notifier, Sleep, Wake};
+use std::sync::Mutex;
 
 /// `DAT_EVD_SOFTWARE_FLAG`.
 pub const EVD_SOFTWARE_FLAG: u32 = 0x001;
@@ -76,11 +79,23 @@ pub struct Evd {
     /// Creation flags, verbatim.
     pub flags: u32,
     q: Mutex<Queue>,
-    blocker: Blocker,
+    /// Bumped (under the queue lock) by everything a blocked waiter must
+    /// look at: a notification event, death, unwaitability, breakage. A
+    /// spinning waiter reads it instead of taking the lock.
+    seq: AtomicU64,
+    waiters: Notifier,
 }
 
 fn invalid() -> DatError {
     DatError::handle(Sub::Handle1)
+}
+
+/// A queue of `qlen` events, allocated now (never while posting).
+fn events_for(qlen: usize) -> Result<VecDeque<Event>> {
+    let mut v = VecDeque::new();
+    v.try_reserve_exact(qlen)
+        .map_err(|_| DatError::resources(Sub::ResourceMemory))?;
+    Ok(v)
 }
 
 impl Evd {
@@ -98,10 +113,7 @@ impl Evd {
         } else {
             let c = handle::expect::<Cno>(cno.addr(), Sub::HandleCno)?;
             ia::same_ia(&c.ia, ia, Sub::HandleCno)?;
-            if !st.is_live(c.handle) {
-                return Err(DatError::handle(Sub::HandleCno));
-            }
-            Some(c)
+            Some(c.arc())
         };
         // Every pair of streams may share an EVD (the merging matrix is all
         // TRUE), and undefined flag bits are accepted as the reference does.
@@ -118,13 +130,14 @@ impl Evd {
     ) -> Result<Arc<Evd>> {
         st.check_limit(HandleType::Evd, ia.limits.max_evds, Sub::ResourceTevd)?;
         let qlen = usize::try_from(qlen).map_err(|_| DatError::arg(2))?;
+        let events = events_for(qlen)?;
         let res = handle::reserve(ia.provider_word)?;
         let evd = Arc::new(Evd {
             handle: res.handle(),
             ia: ia.clone(),
             flags,
             q: Mutex::new(Queue {
-                events: VecDeque::new(),
+                events,
                 qlen,
                 enabled: true,
                 waitable: true,
@@ -134,23 +147,20 @@ impl Evd {
                 broken: false,
                 threshold_one_streams: 0,
             }),
-            blocker: Blocker::new(),
+            seq: AtomicU64::new(0),
+            waiters: Notifier::new(),
         });
         if let Some(c) = &cno {
             st.add_use(c.handle);
             c.attach(&evd);
         }
         st.insert(evd.handle, Object::Evd(evd.clone()));
-        res.publish(Object::Evd(evd.clone()));
+        res.publish(evd.clone());
         Ok(evd)
     }
 
-    fn queue(&self) -> MutexGuard<'_, Queue> {
-        self.q.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn live_queue(&self) -> Result<MutexGuard<'_, Queue>> {
-        let q = self.queue();
+        let q = lock(&self.q)?;
         if q.dead {
             Err(invalid())
         } else {
@@ -162,9 +172,14 @@ impl Evd {
         self.live_queue().map(|_| ())
     }
 
+    /// Marks a change a blocked waiter must look at (queue lock held).
+    fn changed(&self) {
+        self.seq.fetch_add(1, Ordering::Release);
+    }
+
     /// Not freed and its IA not closed.
     pub fn is_alive(&self) -> bool {
-        !self.queue().dead
+        self.live_queue().is_ok()
     }
 
     /// `dat_evd_query`.
@@ -212,13 +227,14 @@ impl Evd {
     /// Queues an asynchronous error on this (async) EVD. If it overflows the
     /// EVD is broken for good.
     pub(crate) fn post_async_event(&self, ev: Event) {
-        let mut q = self.queue();
-        if q.dead {
+        let Ok(mut q) = self.live_queue() else {
             return;
-        }
+        };
         if q.events.len() >= q.qlen {
             q.broken = true;
-            self.blocker.wake_all();
+            self.changed();
+            drop(q);
+            self.waiters.notify();
             tracing::warn!(
                 evd = self.handle.addr(),
                 "async EVD overflow: EVD is now unusable"
@@ -233,24 +249,29 @@ impl Evd {
         let mut q = self.live_queue()?;
         if q.events.len() >= q.qlen {
             drop(q);
-            if software {
-                return Err(DatError::of(Type::QueueFull));
+            if !software {
+                let (number, about, reason) = ia::overflow_event(self.handle);
+                self.ia.post_async(number, about, reason);
             }
-            let (number, about, reason) = ia::overflow_event(self.handle);
-            self.ia.post_async(number, about, reason);
             return Err(DatError::of(Type::QueueFull));
         }
         ev.evd = self.handle;
+        // Capacity was reserved for qlen events: this never allocates.
         q.events.push_back(ev);
+        let mut wake = false;
         let mut trigger = None;
         if notify {
             if q.waiter {
-                self.blocker.wake_all();
+                self.changed();
+                wake = true;
             } else if q.enabled {
                 trigger = q.cno.clone();
             }
         }
         drop(q);
+        if wake {
+            self.waiters.notify();
+        }
         if let Some(cno) = trigger {
             cno.trigger(self.handle);
         }
@@ -271,56 +292,59 @@ impl Evd {
 
     /// `dat_evd_wait`: succeed once at least `threshold` events are queued.
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> Result<WaitOutcome> {
-        let mut q = self.live_queue()?;
-        let threshold = usize::try_from(threshold)
-            .ok()
-            .filter(|t| *t >= 1 && *t <= q.qlen)
-            .ok_or(DatError::arg(3))?;
-        if q.broken {
-            return Err(ia::invalid_state());
-        }
-        if !q.waitable {
-            return Err(DatError::state(Sub::EvdUnwaitable));
-        }
-        if q.waiter {
-            return Err(DatError::state(Sub::EvdWaiter));
-        }
-        if threshold > 1 && q.threshold_one_streams > 0 {
-            return Err(DatError::state(Sub::EvdConfigThreshold));
-        }
         let deadline = (timeout_us != TIMEOUT_INFINITE)
             .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
-        q.waiter = true;
-        let outcome = loop {
-            if q.dead {
-                break Err(DatError::of(Type::Abort));
-            }
+        let threshold = {
+            let mut q = self.live_queue()?;
+            let threshold = usize::try_from(threshold)
+                .ok()
+                .filter(|t| *t >= 1 && *t <= q.qlen)
+                .ok_or(DatError::arg(3))?;
             if q.broken {
-                break Err(ia::invalid_state());
+                return Err(ia::invalid_state());
             }
             if !q.waitable {
-                break Err(DatError::state(Sub::EvdUnwaitable));
+                return Err(DatError::state(Sub::EvdUnwaitable));
+            }
+            if q.waiter {
+                return Err(DatError::state(Sub::EvdWaiter));
+            }
+            if threshold > 1 && q.threshold_one_streams > 0 {
+                return Err(DatError::state(Sub::EvdConfigThreshold));
+            }
+            q.waiter = true;
+            threshold
+        };
+        let mut seen = None;
+        let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, || {
+            let now = self.seq.load(Ordering::Acquire);
+            if seen == Some(now) {
+                return None;
+            }
+            seen = Some(now);
+            let mut q = lock_anyway(&self.q);
+            if q.dead {
+                return Some(Err(DatError::of(Type::Abort)));
+            }
+            if q.broken {
+                return Some(Err(ia::invalid_state()));
+            }
+            if !q.waitable {
+                return Some(Err(DatError::state(Sub::EvdUnwaitable)));
             }
             if q.events.len() >= threshold {
-                let ev = q
-                    .events
-                    .pop_front()
-                    .ok_or(DatError::of(Type::InternalError))?;
-                break Ok(WaitOutcome::Event(ev, q.events.len()));
+                let ev = q.events.pop_front()?;
+                return Some(Ok(WaitOutcome::Event(ev, q.events.len())));
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                break Ok(WaitOutcome::Timeout(q.events.len()));
-            }
-            let ticket = self.blocker.ticket();
-            drop(q);
-            let wake = self.blocker.wait(ticket, deadline);
-            q = self.queue();
-            if wake == Wake::Interrupted {
-                break Err(DatError::of(Type::InterruptedCall));
-            }
-        };
+            None
+        });
+        let mut q = lock_anyway(&self.q);
         q.waiter = false;
-        outcome
+        match r {
+            Ok(outcome) => outcome,
+            Err(Wake::TimedOut) => Ok(WaitOutcome::Timeout(q.events.len())),
+            Err(Wake::Interrupted) => Err(DatError::of(Type::InterruptedCall)),
+        }
     }
 
     /// `dat_evd_enable` / `dat_evd_disable`.
@@ -335,7 +359,9 @@ impl Evd {
         let mut q = self.live_queue()?;
         q.waitable = waitable;
         if !waitable {
-            self.blocker.wake_all();
+            self.changed();
+            drop(q);
+            self.waiters.notify();
         }
         Ok(())
     }
@@ -355,6 +381,14 @@ impl Evd {
         if new < q.events.len() {
             return Err(ia::invalid_state());
         }
+        let len = q.events.len();
+        if new > q.events.capacity() {
+            q.events
+                .try_reserve_exact(new - len)
+                .map_err(|_| DatError::resources(Sub::ResourceMemory))?;
+        } else {
+            q.events.shrink_to(new);
+        }
         q.qlen = new;
         Ok(())
     }
@@ -362,7 +396,7 @@ impl Evd {
     /// `dat_evd_modify_cno`: attach, replace or (with NULL) detach the CNO.
     pub fn modify_cno(self: &Arc<Self>, cno: Handle) -> Result<()> {
         let mut st = self.ia.live_state()?;
-        if !st.is_live(self.handle) {
+        if !handle::is_live(self.handle) {
             return Err(invalid());
         }
         let new = if cno.is_null() {
@@ -370,13 +404,10 @@ impl Evd {
         } else {
             let c = handle::expect::<Cno>(cno.addr(), Sub::HandleCno)?;
             ia::same_ia(&c.ia, &self.ia, Sub::HandleCno)?;
-            if !st.is_live(c.handle) {
-                return Err(DatError::handle(Sub::HandleCno));
-            }
-            Some(c)
+            Some(c.arc())
         };
         let old = {
-            let mut q = self.queue();
+            let mut q = self.live_queue()?;
             if q.cno.as_ref().map(|c| c.handle) == new.as_ref().map(|c| c.handle) {
                 return Ok(());
             }
@@ -394,23 +425,19 @@ impl Evd {
     }
 
     /// `dat_evd_free`: refused while a stream feeds the EVD, or for the IA's
-    /// own async EVD. A blocked waiter gets `DAT_ABORT`.
+    /// own async EVD. A blocked waiter gets `DAT_ABORT`; when this was the
+    /// last EVD of its CNO, the CNO's waiters and agent are released.
     pub fn free(&self) -> Result<()> {
         let mut st = self.ia.live_state()?;
-        if !st.is_live(self.handle) {
-            return Err(invalid());
-        }
-        if let AsyncEvd::Created(own) = &st.async_evd {
-            if own.handle == self.handle {
-                return Err(DatError::state(Sub::EvdInUse));
-            }
+        if self.ia.is_own_async_evd(self.handle) {
+            return Err(DatError::state(Sub::EvdInUse));
         }
         if st.users(self.handle) > 0 {
             return Err(DatError::state(Sub::EvdInUse));
         }
-        let cno = self.queue().cno.clone();
+        st.remove(self.handle, Sub::Handle1)?;
+        let cno = lock_anyway(&self.q).cno.clone();
         let cno_left = cno.as_ref().map(|c| st.drop_use(c.handle));
-        st.remove(self.handle);
         drop(st);
         self.destroy();
         if let (Some(c), Some(0)) = (cno, cno_left) {
@@ -423,12 +450,13 @@ impl Evd {
     /// wakes a blocked waiter (which returns `DAT_ABORT`).
     pub(crate) fn destroy(&self) {
         let cno = {
-            let mut q = self.queue();
+            let mut q = lock_anyway(&self.q);
             q.dead = true;
             q.events.clear();
-            self.blocker.wake_all();
+            self.changed();
             q.cno.take()
         };
+        self.waiters.notify();
         if let Some(c) = cno {
             c.detach(self);
         }
@@ -437,13 +465,26 @@ impl Evd {
     /// True if an arriving event would notify the CNO now and one is queued
     /// (used by `dat_cno_wait` at entry: a pending event counts as a trigger).
     pub(crate) fn has_notifiable_event(&self) -> bool {
-        let q = self.queue();
+        let q = lock_anyway(&self.q);
         !q.dead && q.enabled && !q.waiter && !q.events.is_empty()
+    }
+
+    /// Leaves the queue lock poisoned, as a panic inside an EVD call would.
+    #[cfg(test)]
+    pub(crate) fn poison_for_test(&self) {
+        std::thread::scope(|s| {
+            let _ = s
+                .spawn(|| {
+                    let _q = lock_anyway(&self.q);
+                    panic!("poisoning the queue lock");
+                })
+                .join();
+        });
     }
 
     /// Adds or removes an EP completion stream that restricts waits to threshold 1.
     pub fn set_threshold_one_stream(&self, add: bool) {
-        let mut q = self.queue();
+        let mut q = lock_anyway(&self.q);
         if add {
             q.threshold_one_streams += 1;
         } else {
@@ -452,9 +493,9 @@ impl Evd {
     }
 }
 
-/// Looks up an EVD by handle, `DAT_INVALID_HANDLE` otherwise. A freed EVD's
-/// handle is retired before the EVD dies; each operation re-checks under its
-/// own queue lock, so this takes no lock itself.
-pub fn lookup(addr: usize) -> Result<Arc<Evd>> {
+/// Looks up an EVD by handle, `DAT_INVALID_HANDLE` otherwise. Lock-free; a
+/// freed EVD's handle is retired before the EVD dies, and each operation
+/// re-checks under its own queue lock.
+pub fn lookup(addr: usize) -> Result<Ref<Evd>> {
     handle::get::<Evd>(addr).ok_or_else(invalid)
 }

@@ -1,20 +1,23 @@
 //! The Interface Adapter: root of every other object.
 //!
-//! All structural state of an IA and its children (which objects exist, who
-//! uses whom, the LMR context map) is kept under one mutex, [`IaState`].
-//! Creating and freeing objects is not on the data path, and one lock makes
-//! the in-use checks race-free without lock-ordering rules. Hot paths (EVD
-//! queues, CNO waits) have their own per-object locks and never take this one
-//! while holding theirs.
+//! The structural state of an IA (its children and who uses whom) is kept
+//! under one mutex, [`IaState`]: creating and freeing objects is not on the
+//! data path, and one lock makes the in-use checks race-free. No lookup takes
+//! it: handles are validated by the handle table, memory contexts by the
+//! IA's [`KeyTable`], and the async EVD sits behind its own leaf lock so that
+//! posting an asynchronous event never needs the IA lock. See the lock order
+//! in [`crate::object`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{DatError, Result, Sub, Type};
-use crate::handle::{self, Handle, HandleType, Object};
+use crate::handle::{self, Handle, HandleType, Ref};
+use crate::keys::KeyTable;
+use crate::object::attr::{IaAttributes, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
-use crate::object::{AgentInvoker, Cno, Evd, Lmr, EVD_ASYNC_FLAG};
+use crate::object::{lock, lock_anyway, AgentInvoker, Cno, Evd, Object, EVD_ASYNC_FLAG};
 use crate::transport::{self, DeviceConfig};
 
 /// Capacity limits reported by `dat_ia_query` and enforced by the creators.
@@ -45,33 +48,6 @@ pub struct Limits {
     /// Not a 1.2 attribute; bounds CNOs per IA.
     pub max_cnos: i32,
 }
-
-/// The limits of the built-in provider (software transports).
-pub const LIMITS: Limits = Limits {
-    max_eps: 65_536,
-    max_dto_per_ep: 16_384,
-    max_rdma_read_per_ep_in: 64,
-    max_rdma_read_per_ep_out: 64,
-    max_evds: 65_536,
-    max_evd_qlen: 1 << 24,
-    max_iov_segments_per_dto: 64,
-    max_lmrs: 262_144,
-    max_lmr_block_size: 1 << 40,
-    max_lmr_virtual_address: (1 << 47) - 1,
-    max_pzs: 65_536,
-    max_message_size: 1 << 31,
-    max_rdma_size: 1 << 31,
-    max_rmrs: 262_144,
-    max_rmr_target_address: (1 << 47) - 1,
-    max_srqs: 4_096,
-    max_ep_per_srq: 65_536,
-    max_recv_per_srq: 65_536,
-    max_iov_segments_per_rdma_read: 64,
-    max_iov_segments_per_rdma_write: 64,
-    max_rdma_read_in: 65_536,
-    max_rdma_read_out: 65_536,
-    max_cnos: 65_536,
-};
 
 /// The async EVD an IA reports and posts its asynchronous errors to.
 #[derive(Clone)]
@@ -115,18 +91,12 @@ pub struct OpenParams {
 /// Structural state of an IA (see the module doc).
 pub(crate) struct IaState {
     pub closed: bool,
-    /// Every live child object, by handle.
+    /// Every child object, by handle (ownership; liveness is the handle's).
     pub objects: HashMap<Handle, Object>,
     /// How many objects use a child (PZ: LMR/RMR/EP; CNO: EVDs; EVD: streams; LMR: RMR bindings).
     pub uses: HashMap<Handle, usize>,
     /// Live children per `DAT_HANDLE_TYPE`.
     pub counts: [i32; 11],
-    pub async_evd: AsyncEvd,
-    /// `lmr_context` → LMR.
-    pub lmr_contexts: HashMap<u32, Arc<Lmr>>,
-    /// Every context (LMR lkey/rkey, RMR) ever handed out and still live.
-    pub live_contexts: std::collections::HashSet<u32>,
-    next_context: u32,
 }
 
 impl IaState {
@@ -154,22 +124,6 @@ impl IaState {
         self.uses.get(&h).copied().unwrap_or(0)
     }
 
-    /// Is `h` a live child of this IA?
-    pub fn is_live(&self, h: Handle) -> bool {
-        self.objects.contains_key(&h)
-    }
-
-    /// A fresh 32-bit memory context, never 0, unique among live ones.
-    pub fn new_context(&mut self) -> u32 {
-        loop {
-            self.next_context = self.next_context.wrapping_add(1);
-            let c = self.next_context;
-            if c != 0 && self.live_contexts.insert(c) {
-                return c;
-            }
-        }
-    }
-
     /// Checks the per-type limit before a create.
     pub fn check_limit(&self, t: HandleType, max: i32, sub: Sub) -> Result<()> {
         if self.counts[t as usize] >= max {
@@ -185,13 +139,18 @@ impl IaState {
         self.objects.insert(h, o);
     }
 
-    /// Forgets a child and retires its handle.
-    pub fn remove(&mut self, h: Handle) {
+    /// Retires a child's handle and forgets it. Fails with
+    /// `DAT_INVALID_HANDLE/sub` if another thread freed it first.
+    pub fn remove(&mut self, h: Handle, sub: Sub) -> Result<()> {
+        let o = self.objects.get(&h).ok_or(DatError::handle(sub))?;
+        if !o.retire() {
+            return Err(DatError::handle(sub));
+        }
         if let Some(o) = self.objects.remove(&h) {
             self.counts[o.handle_type() as usize] -= 1;
         }
         self.uses.remove(&h);
-        handle::retire(h);
+        Ok(())
     }
 }
 
@@ -208,15 +167,23 @@ pub struct Ia {
     pub dapl_major: u32,
     pub dapl_minor: u32,
     pub thread_safe: bool,
-    /// Capacity limits.
-    pub limits: &'static Limits,
+    /// Capacity limits (part of [`Ia::attributes`]).
+    pub limits: Limits,
+    /// `DAT_IA_ATTR` values.
+    pub attributes: IaAttributes,
+    /// `DAT_PROVIDER_ATTR` values.
+    pub provider_attributes: ProviderAttributes,
     /// The transport and interface the IA uses.
     pub device: DeviceConfig,
     /// The IA address (`ia_address_ptr` points at [`Ia::sockaddr`]).
     pub address: SocketAddr,
     /// `struct sockaddr_in`/`sockaddr_in6` bytes of [`Ia::address`], Linux layout.
     pub sockaddr: Box<transport::SockAddrStorage>,
+    /// Memory contexts of this IA's LMRs and RMRs.
+    pub keys: KeyTable,
     state: Mutex<IaState>,
+    /// The async EVD (leaf lock: cloned out, then posted to).
+    async_evd: Mutex<AsyncEvd>,
     /// Calls CNO proxy agents (installed by the C layer).
     pub(crate) agent_invoker: Option<AgentInvoker>,
 }
@@ -224,13 +191,16 @@ pub struct Ia {
 impl Ia {
     /// Opens an IA. On failure nothing is left behind.
     pub fn open(p: OpenParams, agent_invoker: Option<AgentInvoker>) -> Result<Arc<Ia>> {
+        let caps = p.device.transport.capabilities();
+        let attributes = IaAttributes::of(caps);
+        let limits = attributes.limits;
         // Check the async EVD request before anything is created.
         let supplied = match p.async_evd {
             AsyncRequest::Create(qlen) => {
                 if qlen <= 0 {
                     return Err(DatError::arg(2));
                 }
-                if qlen > LIMITS.max_evd_qlen {
+                if qlen > limits.max_evd_qlen {
                     return Err(DatError::resources(Sub::ResourceTevd));
                 }
                 None
@@ -240,7 +210,7 @@ impl Ia {
                 let evd = handle::get::<Evd>(h.addr())
                     .filter(|e| e.flags & EVD_ASYNC_FLAG != 0 && e.is_alive())
                     .ok_or(DatError::handle(Sub::HandleEvdAsync))?;
-                Some(evd)
+                Some(evd.arc())
             }
         };
         let address = transport::resolve_address(&p.device)?;
@@ -254,46 +224,51 @@ impl Ia {
             dapl_major: p.dapl_major,
             dapl_minor: p.dapl_minor,
             thread_safe: p.thread_safe,
-            limits: &LIMITS,
+            limits,
+            attributes,
+            provider_attributes: ProviderAttributes::of(caps),
             device: p.device,
             address,
             sockaddr,
+            keys: KeyTable::new(),
             state: Mutex::new(IaState {
                 closed: false,
                 objects: HashMap::new(),
                 uses: HashMap::new(),
                 counts: [0; 11],
-                async_evd: AsyncEvd::OutOfScope,
-                lmr_contexts: HashMap::new(),
-                live_contexts: Default::default(),
-                next_context: 0,
             }),
+            async_evd: Mutex::new(AsyncEvd::OutOfScope),
             agent_invoker,
         });
-        {
-            let mut st = ia.state();
-            st.async_evd = match (&p.async_evd, supplied) {
-                (AsyncRequest::Create(qlen), _) => {
-                    // Created EVDs are ordinary children, only marked as the IA's own.
-                    let evd = Evd::create_locked(&ia, &mut st, *qlen, None, EVD_ASYNC_FLAG)?;
-                    AsyncEvd::Created(evd)
-                }
-                (_, Some(evd)) => AsyncEvd::Supplied(evd),
-                _ => AsyncEvd::OutOfScope,
-            };
-        }
-        res.publish(Object::Ia(ia.clone()));
+        let async_evd = match (&p.async_evd, supplied) {
+            (AsyncRequest::Create(qlen), _) => {
+                // Created EVDs are ordinary children, only marked as the IA's own.
+                let mut st = ia.state();
+                AsyncEvd::Created(Evd::create_locked(
+                    &ia,
+                    &mut st,
+                    *qlen,
+                    None,
+                    EVD_ASYNC_FLAG,
+                )?)
+            }
+            (_, Some(evd)) => AsyncEvd::Supplied(evd),
+            _ => AsyncEvd::OutOfScope,
+        };
+        *lock_anyway(&ia.async_evd) = async_evd;
+        res.publish(ia.clone());
         tracing::debug!(ia = ia.handle.addr(), name = %ia.name, "IA opened");
         Ok(ia)
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, IaState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock_anyway(&self.state)
     }
 
-    /// The IA state, or `DAT_INVALID_HANDLE/IA` once the IA is closed.
+    /// The IA state, or `DAT_INVALID_HANDLE/IA` once the IA is closed, or
+    /// `DAT_INTERNAL_ERROR` if a panic left it half-updated.
     pub(crate) fn live_state(&self) -> Result<MutexGuard<'_, IaState>> {
-        let st = self.state();
+        let st = lock(&self.state)?;
         if st.closed {
             Err(DatError::handle(Sub::HandleIa))
         } else {
@@ -301,27 +276,27 @@ impl Ia {
         }
     }
 
-    /// The async EVD handle `dat_ia_query` reports; `None` means `DAT_EVD_OUT_OF_SCOPE`.
-    pub fn async_evd_handle(&self) -> Result<Option<Handle>> {
-        let st = self.live_state()?;
-        Ok(match &st.async_evd {
-            AsyncEvd::Created(e) | AsyncEvd::Supplied(e) => Some(e.handle),
-            AsyncEvd::OutOfScope => None,
-        })
-    }
-
-    /// Fails with `DAT_INVALID_HANDLE/IA` if the IA is closed.
-    pub fn check_open(&self) -> Result<()> {
-        self.live_state().map(|_| ())
-    }
-
-    /// Posts an asynchronous error event to the IA's async EVD.
-    pub fn post_async(&self, number: u32, about: Handle, reason: i32) {
-        let target = match &self.state().async_evd {
+    fn async_target(&self) -> Option<Arc<Evd>> {
+        match &*lock_anyway(&self.async_evd) {
             AsyncEvd::Created(e) | AsyncEvd::Supplied(e) => Some(e.clone()),
             AsyncEvd::OutOfScope => None,
-        };
-        if let Some(evd) = target {
+        }
+    }
+
+    /// True if `h` is the async EVD `dat_ia_open` created for this IA.
+    pub(crate) fn is_own_async_evd(&self, h: Handle) -> bool {
+        matches!(&*lock_anyway(&self.async_evd), AsyncEvd::Created(e) if e.handle == h)
+    }
+
+    /// The async EVD handle `dat_ia_query` reports; `None` means `DAT_EVD_OUT_OF_SCOPE`.
+    pub fn async_evd_handle(&self) -> Option<Handle> {
+        self.async_target().map(|e| e.handle)
+    }
+
+    /// Posts an asynchronous error event to the IA's async EVD. Takes only
+    /// the leaf async-EVD lock, then that EVD's queue lock.
+    pub fn post_async(&self, number: u32, about: Handle, reason: i32) {
+        if let Some(evd) = self.async_target() {
             let ev = Event {
                 number,
                 evd: Handle::NULL,
@@ -335,10 +310,11 @@ impl Ia {
     }
 
     /// Closes the IA. Graceful close is refused while any consumer object
-    /// exists; abrupt close destroys everything, waking every waiter.
+    /// exists; abrupt close destroys everything, waking every waiter and
+    /// releasing every CNO's waiters and proxy agent.
     pub fn close(&self, graceful: bool) -> Result<()> {
         let mut st = self.live_state()?;
-        let own_async = match &st.async_evd {
+        let own_async = match &*lock_anyway(&self.async_evd) {
             AsyncEvd::Created(e) => Some(e.handle),
             _ => None,
         };
@@ -346,25 +322,27 @@ impl Ia {
         if graceful && consumer_objects > 0 {
             return Err(DatError::state(Sub::IaInUse));
         }
+        if !handle::retire::<Ia>(self.handle) {
+            return Err(DatError::handle(Sub::HandleIa));
+        }
         st.closed = true;
         let objects: Vec<(Handle, Object)> = st.objects.drain().collect();
         st.uses.clear();
-        st.lmr_contexts.clear();
-        st.live_contexts.clear();
         st.counts = [0; 11];
-        st.async_evd = AsyncEvd::OutOfScope;
         drop(st);
+        *lock_anyway(&self.async_evd) = AsyncEvd::OutOfScope;
         // Retire every handle first, so nothing can reach the objects, then
         // wake whoever is blocked on them.
-        for (h, _) in &objects {
-            handle::retire(*h);
+        for (_, o) in &objects {
+            o.retire();
         }
-        handle::retire(self.handle);
         for (_, o) in objects {
             match o {
                 Object::Evd(e) => e.destroy(),
                 Object::Cno(c) => c.destroy(),
-                _ => {}
+                Object::Lmr(l) => l.release_keys(),
+                Object::Rmr(r) => r.release_keys(),
+                Object::Pz(_) => {}
             }
         }
         tracing::debug!(ia = self.handle.addr(), graceful, "IA closed");
@@ -377,30 +355,26 @@ impl Ia {
     }
 
     /// Validates a set of LMR triplets for `dat_lmr_sync_rdma_read/write`:
-    /// each non-empty segment must lie inside a live LMR of this IA.
-    pub fn sync_segments(&self, segments: &[(u32, u64, u64)]) -> Result<()> {
-        let st = self.live_state()?;
-        for &(ctx, va, len) in segments {
+    /// each non-empty segment must lie inside a live LMR of this IA (the
+    /// same lock-free key check a DTO post uses). Then a full fence: memory
+    /// is cache-coherent here.
+    pub fn sync_segments(&self, segments: impl Iterator<Item = (u32, u64, u64)>) -> Result<()> {
+        for (ctx, va, len) in segments {
             if len == 0 {
                 continue;
             }
-            let lmr = st.lmr_contexts.get(&ctx).ok_or(DatError::arg(2))?;
-            if !lmr.contains(va, len) {
-                return Err(DatError::arg(2));
-            }
+            self.keys
+                .check_local(ctx, va, len, crate::keys::Rights::NONE, None)
+                .map_err(|_| DatError::arg(2))?;
         }
-        drop(st);
-        // Cache-coherent memory: the synchronisation is a full fence.
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 }
 
-/// Looks up a live IA, `DAT_INVALID_HANDLE/IA` otherwise.
-pub fn lookup(addr: usize) -> Result<Arc<Ia>> {
-    let ia = handle::expect::<Ia>(addr, Sub::HandleIa)?;
-    ia.check_open()?;
-    Ok(ia)
+/// Looks up a live IA, `DAT_INVALID_HANDLE/IA` otherwise. Lock-free.
+pub fn lookup(addr: usize) -> Result<Ref<Ia>> {
+    handle::expect::<Ia>(addr, Sub::HandleIa)
 }
 
 /// `DAT_INVALID_HANDLE` for a child of another IA.

@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
-use crate::handle::{self, Handle, HandleType, Object};
+use crate::handle::{self, Handle, HandleType, Ref};
+use crate::keys::{Region as KeyRegion, Rights};
 use crate::object::ia::{self, Ia};
-use crate::object::Pz;
+use crate::object::{Object, Pz};
 use crate::transport::memcheck::{self, Fault, Need};
 
 /// `DAT_MEM_TYPE` values.
@@ -52,6 +53,14 @@ pub struct LmrRequest {
     pub privileges: u32,
 }
 
+/// Pinned memory: what a registration holds on to. An LMR created from
+/// another LMR shares its base's, so freeing the base leaves it intact.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Registration {
+    pub address: u64,
+    pub size: u64,
+}
+
 /// A registered memory region.
 pub struct Lmr {
     pub handle: Handle,
@@ -63,11 +72,32 @@ pub struct Lmr {
     pub length: u64,
     /// Privileges as passed, RO_DISABLE masked out.
     pub privileges: u32,
+    /// The local key.
     pub lmr_context: u32,
-    /// 0 unless remote privileges were asked for.
+    /// The remote key; 0 unless remote privileges were asked for.
     pub rmr_context: u32,
+    /// The memory this LMR (and any LMR created from it) uses.
+    pub registration: Arc<Registration>,
     pub registered_address: u64,
     pub registered_size: u64,
+    /// Index of its entry in the IA's key table.
+    key_index: u32,
+}
+
+/// The key-table rights of DAT privileges. Local access is always allowed
+/// for reading (a DTO may send from any LMR); the rest follow the bits.
+pub(crate) fn rights_of(privileges: u32) -> Rights {
+    let mut r = Rights::LOCAL_READ;
+    if privileges & PRIV_LOCAL_WRITE != 0 {
+        r = r.union(Rights::LOCAL_WRITE);
+    }
+    if privileges & PRIV_REMOTE_READ != 0 {
+        r = r.union(Rights::REMOTE_READ);
+    }
+    if privileges & PRIV_REMOTE_WRITE != 0 {
+        r = r.union(Rights::REMOTE_WRITE);
+    }
+    r
 }
 
 impl Lmr {
@@ -77,19 +107,15 @@ impl Lmr {
             req.mem_type,
             MEM_TYPE_VIRTUAL | MEM_TYPE_LMR | MEM_TYPE_SHARED_VIRTUAL | MEM_TYPE_SO_VIRTUAL
         ) {
-            ia.check_open()?;
             return Err(DatError::arg(2));
         }
         let pz = crate::object::pz::lookup(req.pz.addr())?;
         ia::same_ia(&pz.ia, ia, Sub::HandlePz)?;
-        let (address, size) = match (req.mem_type, req.region) {
+        let registration = match (req.mem_type, req.region) {
             (MEM_TYPE_LMR, Region::Lmr(base)) => {
                 let base = handle::expect::<Lmr>(base.addr(), Sub::HandleLmr)?;
                 ia::same_ia(&base.ia, ia, Sub::HandleLmr)?;
-                if !ia.live_state()?.is_live(base.handle) {
-                    return Err(DatError::handle(Sub::HandleLmr));
-                }
-                (base.registered_address, base.registered_size)
+                base.registration.clone()
             }
             (MEM_TYPE_SHARED_VIRTUAL, Region::Shared { va, cookie_ptr, .. }) => {
                 if va == 0 || cookie_ptr == 0 {
@@ -98,7 +124,10 @@ impl Lmr {
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
                 check_memory(va, req.length, req.privileges, true)?;
-                (va, req.length)
+                Arc::new(Registration {
+                    address: va,
+                    size: req.length,
+                })
             }
             (MEM_TYPE_VIRTUAL | MEM_TYPE_SO_VIRTUAL, Region::Va(va)) => {
                 if va == 0 {
@@ -107,13 +136,16 @@ impl Lmr {
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
                 check_memory(va, req.length, req.privileges, false)?;
-                (va, req.length)
+                Arc::new(Registration {
+                    address: va,
+                    size: req.length,
+                })
             }
             _ => return Err(DatError::of(Type::InternalError)),
         };
         check_privileges(req.privileges)?;
         let mut st = ia.live_state()?;
-        if !st.is_live(pz.handle) {
+        if !handle::is_live(pz.handle) {
             return Err(DatError::handle(Sub::HandlePz));
         }
         st.check_limit(
@@ -121,31 +153,51 @@ impl Lmr {
             ia.limits.max_lmrs,
             Sub::ResourceMemoryRegion,
         )?;
-        let res = handle::reserve(ia.provider_word)?;
         let privileges = req.privileges & !PRIV_RO_DISABLE;
-        let lmr_context = st.new_context();
-        let rmr_context = if privileges & (PRIV_REMOTE_READ | PRIV_REMOTE_WRITE) != 0 {
-            st.new_context()
+        let rights = rights_of(privileges);
+        let (address, size) = (registration.address, registration.size);
+        let (key_index, lmr_context) = ia.keys.register(KeyRegion {
+            addr: address,
+            len: size,
+            rights,
+            pz: pz.key_id(),
+        })?;
+        let rmr_context = if rights.is_remote() {
+            match ia.keys.grant_remote(key_index, address, size, rights) {
+                Ok(k) => k,
+                Err(e) => {
+                    ia.keys.deregister(key_index);
+                    return Err(e);
+                }
+            }
         } else {
             0
+        };
+        let res = match handle::reserve(ia.provider_word) {
+            Ok(r) => r,
+            Err(e) => {
+                ia.keys.deregister(key_index);
+                return Err(e);
+            }
         };
         let lmr = Arc::new(Lmr {
             handle: res.handle(),
             ia: ia.clone(),
-            pz: pz.clone(),
+            pz: pz.arc(),
             mem_type: req.mem_type,
             region: req.region,
             length: req.length,
             privileges,
             lmr_context,
             rmr_context,
+            registration,
             registered_address: address,
             registered_size: size,
+            key_index,
         });
         st.add_use(pz.handle);
-        st.lmr_contexts.insert(lmr_context, lmr.clone());
         st.insert(lmr.handle, Object::Lmr(lmr.clone()));
-        res.publish(Object::Lmr(lmr.clone()));
+        res.publish(lmr.clone());
         Ok(lmr)
     }
 
@@ -158,20 +210,21 @@ impl Lmr {
             && end <= self.registered_address.saturating_add(self.registered_size)
     }
 
-    /// `dat_lmr_free`: refused while an RMR is bound to the LMR.
+    /// Invalidates both contexts.
+    pub(crate) fn release_keys(&self) {
+        self.ia.keys.deregister(self.key_index);
+    }
+
+    /// `dat_lmr_free`: refused while an RMR is bound to the LMR. Both
+    /// contexts stop working at once.
     pub fn free(&self) -> Result<()> {
         let mut st = self.ia.live_state()?;
-        if !st.is_live(self.handle) {
-            return Err(DatError::handle(Sub::HandleLmr));
-        }
         if st.users(self.handle) > 0 {
             return Err(DatError::state(Sub::LmrInUse));
         }
+        st.remove(self.handle, Sub::HandleLmr)?;
         st.drop_use(self.pz.handle);
-        st.lmr_contexts.remove(&self.lmr_context);
-        st.live_contexts.remove(&self.lmr_context);
-        st.live_contexts.remove(&self.rmr_context);
-        st.remove(self.handle);
+        self.release_keys();
         Ok(())
     }
 }
@@ -214,11 +267,7 @@ fn check_privileges(p: u32) -> Result<()> {
     }
 }
 
-/// Looks up a live LMR, `DAT_INVALID_HANDLE/LMR` otherwise.
-pub fn lookup(addr: usize) -> Result<Arc<Lmr>> {
-    let lmr = handle::expect::<Lmr>(addr, Sub::HandleLmr)?;
-    if !lmr.ia.live_state()?.is_live(lmr.handle) {
-        return Err(DatError::handle(Sub::HandleLmr));
-    }
-    Ok(lmr)
+/// Looks up a live LMR, `DAT_INVALID_HANDLE/LMR` otherwise. Lock-free.
+pub fn lookup(addr: usize) -> Result<Ref<Lmr>> {
+    handle::expect::<Lmr>(addr, Sub::HandleLmr)
 }

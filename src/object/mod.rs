@@ -1,6 +1,29 @@
 //! The DAT objects: state machines, checks and events, written once for
 //! every transport.
+//!
+//! **Liveness.** Whether an object is live is decided by its handle slot
+//! alone ([`crate::handle`]): lookups read it without locks, and freeing an
+//! object retires its handle (exactly one racing free wins). The IA keeps the
+//! list of its children for closing and for in-use counts; that list is
+//! ownership, not a second opinion on liveness.
+//!
+//! **Lock order** (a thread may take a later lock while holding an earlier
+//! one, never the reverse):
+//! 1. the IA's structural state ([`ia::Ia`], creating/freeing children);
+//! 2. one object's own state: an EVD queue, a CNO's state, an RMR binding;
+//! 3. leaf locks, under which nothing else is taken: the IA's async-EVD
+//!    pointer, a key table's writer lock, a notifier's sleeper list, the
+//!    handle allocator.
+//!
+//! Events are posted with no lock held: an EVD releases its queue lock
+//! before it triggers its CNO, notifies a sleeper, or reports its overflow
+//! to the async EVD (which takes only the leaf async-EVD lock and then that
+//! EVD's queue lock). Consumer callbacks (CNO proxy agents) run with no lock
+//! held. A mutex poisoned by a panic makes the objects it guards answer
+//! `DAT_INTERNAL_ERROR` from then on instead of running on half-updated
+//! state.
 
+pub mod attr;
 pub mod cno;
 pub mod evd;
 pub mod event;
@@ -11,6 +34,7 @@ pub mod rmr;
 #[cfg(test)]
 mod tests;
 
+pub use attr::{IaAttributes, ProviderAttributes};
 pub use cno::{Agent, AgentInvoker, Cno, CnoWake};
 pub use evd::{Evd, EvdParams, WaitOutcome, EVD_ASYNC_FLAG, EVD_SOFTWARE_FLAG};
 pub use event::{Event, EventData};
@@ -19,7 +43,74 @@ pub use lmr::{Lmr, LmrRequest, Region};
 pub use pz::Pz;
 pub use rmr::{Rmr, RmrParams};
 
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use crate::error::{DatError, Result, Sub, Type};
+use crate::handle::{self, HandleType, Kind, Ref};
+
+impl Kind for Ia {
+    const TYPE: HandleType = HandleType::Ia;
+}
+impl Kind for Pz {
+    const TYPE: HandleType = HandleType::Pz;
+}
+impl Kind for Evd {
+    const TYPE: HandleType = HandleType::Evd;
+}
+impl Kind for Cno {
+    const TYPE: HandleType = HandleType::Cno;
+}
+impl Kind for Lmr {
+    const TYPE: HandleType = HandleType::Lmr;
+}
+impl Kind for Rmr {
+    const TYPE: HandleType = HandleType::Rmr;
+}
+
+/// A child object an IA owns.
+#[derive(Clone)]
+pub(crate) enum Object {
+    Pz(Arc<Pz>),
+    Evd(Arc<Evd>),
+    Cno(Arc<Cno>),
+    Lmr(Arc<Lmr>),
+    Rmr(Arc<Rmr>),
+}
+
+impl Object {
+    /// Its `DAT_HANDLE_TYPE`.
+    pub(crate) fn handle_type(&self) -> HandleType {
+        match self {
+            Object::Pz(_) => HandleType::Pz,
+            Object::Evd(_) => HandleType::Evd,
+            Object::Cno(_) => HandleType::Cno,
+            Object::Lmr(_) => HandleType::Lmr,
+            Object::Rmr(_) => HandleType::Rmr,
+        }
+    }
+
+    /// Retires its handle; false if it was already retired.
+    pub(crate) fn retire(&self) -> bool {
+        match self {
+            Object::Pz(o) => handle::retire::<Pz>(o.handle),
+            Object::Evd(o) => handle::retire::<Evd>(o.handle),
+            Object::Cno(o) => handle::retire::<Cno>(o.handle),
+            Object::Lmr(o) => handle::retire::<Lmr>(o.handle),
+            Object::Rmr(o) => handle::retire::<Rmr>(o.handle),
+        }
+    }
+}
+
+/// Locks an object's state; a lock poisoned by a panic is an internal error.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {
+    m.lock().map_err(|_| DatError::of(Type::InternalError))
+}
+
+/// Locks an object's state on a teardown path, which must finish even
+/// after a panic elsewhere.
+pub(crate) fn lock_anyway<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Endpoints, service points, connection requests and SRQs arrive with the
 /// connection layer; until then no handle of those types is live, so every
@@ -33,35 +124,28 @@ pub fn connection_layer_pending() -> Result<()> {
     Err(DatError::of(Type::NotImplemented))
 }
 
-/// `DAT_EVD_CR_FLAG`, `DAT_EVD_DTO_FLAG`, `DAT_EVD_CONNECTION_FLAG`.
+/// `DAT_EVD_CR_FLAG`, `DAT_EVD_DTO_FLAG`, `DAT_EVD_CONNECTION_FLAG`,
+/// `DAT_EVD_RMR_BIND_FLAG`.
 pub const EVD_CR_FLAG: u32 = 0x010;
 pub const EVD_DTO_FLAG: u32 = 0x020;
 pub const EVD_CONNECTION_FLAG: u32 = 0x040;
+pub const EVD_RMR_BIND_FLAG: u32 = 0x080;
 
 /// An EVD argument in a role (recv, request, connect, CR): NULL, or a live
 /// EVD of `ia` whose flags include `need`; otherwise `DAT_INVALID_HANDLE/sub`.
-pub fn evd_for_role(
-    ia: &std::sync::Arc<Ia>,
-    addr: usize,
-    need: u32,
-    sub: Sub,
-) -> Result<Option<std::sync::Arc<Evd>>> {
+pub fn evd_for_role(ia: &Ia, addr: usize, need: u32, sub: Sub) -> Result<Option<Arc<Evd>>> {
     if addr == 0 {
         return Ok(None);
     }
-    let evd = evd::lookup(addr).map_err(|_| DatError::handle(sub))?;
+    let evd = handle::get::<Evd>(addr).ok_or(DatError::handle(sub))?;
     if !evd.is_alive() || evd.ia.handle != ia.handle || evd.flags & need != need {
         return Err(DatError::handle(sub));
     }
-    Ok(Some(evd))
+    Ok(Some(evd.arc()))
 }
 
 /// A PZ argument: a live PZ of `ia` (NULL allowed when `optional`).
-pub fn pz_for(
-    ia: &std::sync::Arc<Ia>,
-    addr: usize,
-    optional: bool,
-) -> Result<Option<std::sync::Arc<Pz>>> {
+pub fn pz_for(ia: &Ia, addr: usize, optional: bool) -> Result<Option<Ref<Pz>>> {
     if addr == 0 && optional {
         return Ok(None);
     }

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub};
-use crate::handle::{self, Handle, HandleType, Object};
+use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::Ia;
+use crate::object::Object;
 
 /// A Protection Zone. Its users (LMRs, RMRs, EPs, SRQs) are counted in the IA state.
 pub struct Pz {
@@ -29,29 +30,26 @@ impl Pz {
             ia: ia.clone(),
         });
         st.insert(pz.handle, Object::Pz(pz.clone()));
-        res.publish(Object::Pz(pz.clone()));
+        res.publish(pz.clone());
         Ok(pz)
+    }
+
+    /// The zone's identity in memory keys (never 0).
+    pub fn key_id(&self) -> u64 {
+        self.handle.addr() as u64
     }
 
     /// `dat_pz_free`: refused while any LMR, RMR, EP or SRQ uses the PZ.
     pub fn free(&self) -> Result<()> {
         let mut st = self.ia.live_state()?;
-        if !st.is_live(self.handle) {
-            return Err(DatError::handle(Sub::HandlePz));
-        }
         if st.users(self.handle) > 0 {
             return Err(DatError::state(Sub::PzInUse));
         }
-        st.remove(self.handle);
-        Ok(())
+        st.remove(self.handle, Sub::HandlePz)
     }
 }
 
-/// Looks up a live PZ, `DAT_INVALID_HANDLE/PZ` otherwise.
-pub fn lookup(addr: usize) -> Result<Arc<Pz>> {
-    let pz = handle::expect::<Pz>(addr, Sub::HandlePz)?;
-    if !pz.ia.live_state()?.is_live(pz.handle) {
-        return Err(DatError::handle(Sub::HandlePz));
-    }
-    Ok(pz)
+/// Looks up a live PZ, `DAT_INVALID_HANDLE/PZ` otherwise. Lock-free.
+pub fn lookup(addr: usize) -> Result<Ref<Pz>> {
+    handle::expect::<Pz>(addr, Sub::HandlePz)
 }

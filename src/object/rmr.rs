@@ -1,12 +1,14 @@
 //! Remote Memory Region (memory window). Binding needs an endpoint; the
-//! binding state lives here so that query and free work on every RMR.
+//! binding state lives here so that query and free work on every RMR. Each
+//! RMR owns an entry of its IA's key table from creation on; a bind gives
+//! the entry a fresh remote key (the `rmr_context`).
 
 use std::sync::{Arc, Mutex};
 
 use crate::error::{DatError, Result, Sub};
-use crate::handle::{self, Handle, HandleType, Object};
+use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::Ia;
-use crate::object::{Lmr, Pz};
+use crate::object::{lock, lock_anyway, Lmr, Object, Pz};
 
 /// A current binding of an RMR.
 #[derive(Clone)]
@@ -37,6 +39,8 @@ pub struct Rmr {
     pub ia: Arc<Ia>,
     pub pz: Arc<Pz>,
     binding: Mutex<Option<Binding>>,
+    /// Index of its entry in the IA's key table.
+    key_index: u32,
 }
 
 impl Rmr {
@@ -44,7 +48,7 @@ impl Rmr {
     pub fn create(pz: &Arc<Pz>) -> Result<Arc<Rmr>> {
         let ia = &pz.ia;
         let mut st = ia.live_state()?;
-        if !st.is_live(pz.handle) {
+        if !handle::is_live(pz.handle) {
             return Err(DatError::handle(Sub::HandlePz));
         }
         st.check_limit(
@@ -52,22 +56,30 @@ impl Rmr {
             ia.limits.max_rmrs,
             Sub::ResourceMemoryRegion,
         )?;
-        let res = handle::reserve(ia.provider_word)?;
+        let key_index = ia.keys.reserve_window(pz.key_id())?;
+        let res = match handle::reserve(ia.provider_word) {
+            Ok(r) => r,
+            Err(e) => {
+                ia.keys.deregister(key_index);
+                return Err(e);
+            }
+        };
         let rmr = Arc::new(Rmr {
             handle: res.handle(),
             ia: ia.clone(),
             pz: pz.clone(),
             binding: Mutex::new(None),
+            key_index,
         });
         st.add_use(pz.handle);
         st.insert(rmr.handle, Object::Rmr(rmr.clone()));
-        res.publish(Object::Rmr(rmr.clone()));
+        res.publish(rmr.clone());
         Ok(rmr)
     }
 
     /// `dat_rmr_query` values.
-    pub fn params(&self) -> RmrParams {
-        let b = self.binding.lock().unwrap_or_else(|p| p.into_inner());
+    pub fn params(&self) -> Result<RmrParams> {
+        let b = lock(&self.binding)?;
         let mut p = RmrParams {
             ia: self.ia.handle,
             pz: self.pz.handle,
@@ -80,36 +92,30 @@ impl Rmr {
             p.privileges = b.privileges;
             p.rmr_context = b.rmr_context;
         }
-        p
+        Ok(p)
+    }
+
+    /// Invalidates its key-table entry.
+    pub(crate) fn release_keys(&self) {
+        self.ia.keys.deregister(self.key_index);
     }
 
     /// `dat_rmr_free`: unbinds implicitly (no completion event), releasing
-    /// the bound LMR and the PZ.
+    /// the bound LMR and the PZ; the RMR context stops working at once.
     pub fn free(&self) -> Result<()> {
         let mut st = self.ia.live_state()?;
-        if !st.is_live(self.handle) {
-            return Err(DatError::handle(Sub::HandleRmr));
-        }
-        let old = self
-            .binding
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        st.remove(self.handle, Sub::HandleRmr)?;
+        let old = lock_anyway(&self.binding).take();
         if let Some(b) = old {
             st.drop_use(b.lmr.handle);
-            st.live_contexts.remove(&b.rmr_context);
         }
         st.drop_use(self.pz.handle);
-        st.remove(self.handle);
+        self.release_keys();
         Ok(())
     }
 }
 
-/// Looks up a live RMR, `DAT_INVALID_HANDLE/RMR` otherwise.
-pub fn lookup(addr: usize) -> Result<Arc<Rmr>> {
-    let rmr = handle::expect::<Rmr>(addr, Sub::HandleRmr)?;
-    if !rmr.ia.live_state()?.is_live(rmr.handle) {
-        return Err(DatError::handle(Sub::HandleRmr));
-    }
-    Ok(rmr)
+/// Looks up a live RMR, `DAT_INVALID_HANDLE/RMR` otherwise. Lock-free.
+pub fn lookup(addr: usize) -> Result<Ref<Rmr>> {
+    handle::expect::<Rmr>(addr, Sub::HandleRmr)
 }

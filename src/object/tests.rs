@@ -40,9 +40,9 @@ fn graceful_close_waits_for_children_abrupt_close_retires_them() {
     assert_eq!(ia.close(true), Err(DatError::state(Sub::IaInUse)));
     assert!(handle::get::<Pz>(pz.handle.addr()).is_some());
     ia.close(false).expect("abrupt");
-    assert!(handle::lookup(pz.handle.addr()).is_none());
-    assert!(handle::lookup(evd.handle.addr()).is_none());
-    assert!(handle::lookup(ia.handle.addr()).is_none());
+    assert!(handle::type_of(pz.handle.addr()).is_none());
+    assert!(handle::type_of(evd.handle.addr()).is_none());
+    assert!(handle::type_of(ia.handle.addr()).is_none());
     assert_eq!(ia.close(false), Err(DatError::handle(Sub::HandleIa)));
 }
 
@@ -91,7 +91,7 @@ fn full_queue_software_vs_provider_events() {
         evd.post_se(event::SOFTWARE, 2),
         Err(DatError::of(Type::QueueFull))
     );
-    let async_h = ia.async_evd_handle().expect("q").expect("created");
+    let async_h = ia.async_evd_handle().expect("created");
     let async_evd = evd::lookup(async_h.addr()).expect("async");
     assert_eq!(async_evd.dequeue(), Err(DatError::of(Type::QueueEmpty)));
     // A provider event on a full EVD is lost and reported as overflow.
@@ -168,16 +168,19 @@ fn lmr_contexts_and_sync_validation() {
     assert_eq!(a.rmr_context, 0);
     assert_ne!(b.rmr_context, 0);
     assert_ne!(a.lmr_context, b.lmr_context);
-    assert_eq!(ia.sync_segments(&[(a.lmr_context, va, 4096)]), Ok(()));
     assert_eq!(
-        ia.sync_segments(&[(a.lmr_context, va, 4097)]),
+        ia.sync_segments([(a.lmr_context, va, 4096)].into_iter()),
+        Ok(())
+    );
+    assert_eq!(
+        ia.sync_segments([(a.lmr_context, va, 4097)].into_iter()),
         Err(DatError::arg(2))
     );
-    assert_eq!(ia.sync_segments(&[(0xffff, 0, 0)]), Ok(()));
+    assert_eq!(ia.sync_segments([(0xffff, 0, 0)].into_iter()), Ok(()));
     assert_eq!(pz.free(), Err(DatError::state(Sub::PzInUse)));
     a.free().expect("free");
     assert_eq!(
-        ia.sync_segments(&[(a.lmr_context, va, 1)]),
+        ia.sync_segments([(a.lmr_context, va, 1)].into_iter()),
         Err(DatError::arg(2))
     );
     b.free().expect("free");
@@ -186,16 +189,96 @@ fn lmr_contexts_and_sync_validation() {
 }
 
 #[test]
-fn blocker_times_out_and_wakes() {
-    let b = Arc::new(crate::transport::Blocker::new());
-    let t = b.ticket();
-    let start = Instant::now();
+fn lmr_from_lmr_outlives_its_base() {
+    let ia = open(4);
+    let pz = Pz::create(&ia).expect("pz");
+    let buf = vec![0u8; 8192];
+    let va = buf.as_ptr() as u64;
+    let base = Lmr::create(
+        &ia,
+        LmrRequest {
+            mem_type: lmr::MEM_TYPE_VIRTUAL,
+            region: Region::Va(va),
+            length: 8192,
+            pz: pz.handle,
+            privileges: 0x33,
+        },
+    )
+    .expect("base");
+    let derived = Lmr::create(
+        &ia,
+        LmrRequest {
+            mem_type: lmr::MEM_TYPE_LMR,
+            region: Region::Lmr(base.handle),
+            length: 0,
+            pz: pz.handle,
+            privileges: lmr::PRIV_LOCAL_READ,
+        },
+    )
+    .expect("derived");
+    assert!(Arc::ptr_eq(&base.registration, &derived.registration));
+    base.free().expect("free base");
     assert_eq!(
-        b.wait(t, Some(Instant::now() + Duration::from_millis(20))),
-        crate::transport::Wake::TimedOut
+        ia.sync_segments([(base.lmr_context, va, 1)].into_iter()),
+        Err(DatError::arg(2)),
+        "the base's context died with it"
     );
-    assert!(start.elapsed() >= Duration::from_millis(15));
-    b.wake_all();
-    // The generation moved on: waiting with the old ticket returns at once.
-    assert_eq!(b.wait(t, None), crate::transport::Wake::Woken);
+    assert_eq!(
+        ia.sync_segments([(derived.lmr_context, va, 8192)].into_iter()),
+        Ok(()),
+        "the derived LMR still names the whole registration"
+    );
+    assert_eq!(derived.registration.size, 8192);
+    derived.free().expect("free derived");
+    pz.free().expect("pz");
+    ia.close(true).expect("close");
+}
+
+#[test]
+fn cno_agent_is_called_when_its_last_evd_is_freed_and_on_abrupt_close() {
+    let ia = open(4);
+    let agent = Agent {
+        instance_data: 1,
+        func: 0xbeef,
+    };
+    let cno = ia.create_cno(agent).expect("cno");
+    let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
+    let before = AGENT_CALLS.load(Ordering::SeqCst);
+    evd.free().expect("free evd");
+    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(cno.agent(), Ok(Agent::default()), "one-shot");
+    cno.set_agent(agent).expect("re-arm");
+    let before = AGENT_CALLS.load(Ordering::SeqCst);
+    ia.close(false).expect("abrupt");
+    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+}
+
+#[test]
+fn a_panic_under_an_evd_lock_makes_the_evd_report_internal_error() {
+    let ia = open(4);
+    let evd = Evd::create(&ia, 4, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
+    evd.poison_for_test();
+    assert_eq!(
+        evd.post_se(event::SOFTWARE, 1),
+        Err(DatError::of(Type::InternalError))
+    );
+    assert_eq!(evd.dequeue(), Err(DatError::of(Type::InternalError)));
+    assert_eq!(evd.wait(10, 1), Err(DatError::of(Type::InternalError)));
+    ia.close(false).expect("abrupt close still works");
+}
+
+#[test]
+fn concurrent_frees_have_one_winner() {
+    let ia = open(4);
+    for _ in 0..50 {
+        let pz = Pz::create(&ia).expect("pz");
+        let results: Vec<_> = std::thread::scope(|s| {
+            let a = s.spawn(|| pz.free());
+            let b = s.spawn(|| pz.free());
+            vec![a.join().expect("a"), b.join().expect("b")]
+        });
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+        assert!(results.contains(&Err(DatError::handle(Sub::HandlePz))));
+    }
+    ia.close(true).expect("close");
 }

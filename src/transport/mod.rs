@@ -31,7 +31,98 @@ use crate::error::{DatError, Result, Sub};
 pub mod memcheck;
 mod sys;
 
-pub use sys::{Blocker, Wake};
+/// What a device can do, in transport terms (like verbs' device
+/// attributes). The DAT layer derives every `dat_ia_query` attribute from
+/// these; a transport fills them in for its devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Vendor name reported to consumers.
+    pub vendor: &'static str,
+    /// Hardware and firmware versions (major, minor).
+    pub hw_version: (u32, u32),
+    pub fw_version: (u32, u32),
+    /// Queue pairs per device.
+    pub max_qp: u32,
+    /// Work requests per queue (send or receive).
+    pub max_qp_wr: u32,
+    /// Scatter/gather elements per send or receive work request.
+    pub max_sge: u32,
+    /// Scatter/gather elements per RDMA read and per RDMA write.
+    pub max_sge_rd: u32,
+    pub max_sge_wr: u32,
+    /// Completion queues per device, entries per completion queue.
+    pub max_cq: u32,
+    pub max_cqe: u32,
+    /// Memory regions, their largest size, the highest registrable address.
+    pub max_mr: u32,
+    pub max_mr_size: u64,
+    pub max_va: u64,
+    /// Protection domains.
+    pub max_pd: u32,
+    /// Largest message (send) and RDMA transfer.
+    pub max_msg_size: u64,
+    pub max_rdma_size: u64,
+    /// Memory windows.
+    pub max_mw: u32,
+    /// Shared receive queues, receives per SRQ, queue pairs per SRQ.
+    pub max_srq: u32,
+    pub max_srq_wr: u32,
+    pub max_qp_per_srq: u32,
+    /// Inbound (IRD) and outbound (ORD) RDMA reads in flight per queue pair,
+    /// and for the whole device.
+    pub max_ird: u32,
+    pub max_ord: u32,
+    pub max_ird_total: u32,
+    pub max_ord_total: u32,
+    /// Connection private data, bytes.
+    pub max_private_data: u32,
+    /// Completion features.
+    pub solicited_events: bool,
+    pub unsignalled: bool,
+    pub fence: bool,
+    /// Shared receive queues exist.
+    pub srq: bool,
+    /// Several paths per connection.
+    pub multipath: bool,
+    /// Best buffer alignment, bytes.
+    pub buffer_alignment: u32,
+}
+
+/// The software transports (TCP, shared memory): limits are those of the
+/// host, bounded to keep queue allocations sane.
+pub const SOFTWARE_CAPABILITIES: Capabilities = Capabilities {
+    vendor: "udapl-rs software RDMA",
+    hw_version: (1, 0),
+    fw_version: (1, 0),
+    max_qp: 65_536,
+    max_qp_wr: 16_384,
+    max_sge: 64,
+    max_sge_rd: 64,
+    max_sge_wr: 64,
+    max_cq: 65_536,
+    max_cqe: 1 << 24,
+    max_mr: 262_144,
+    max_mr_size: 1 << 40,
+    max_va: (1 << 47) - 1,
+    max_pd: 65_536,
+    max_msg_size: 1 << 31,
+    max_rdma_size: 1 << 31,
+    max_mw: 262_144,
+    max_srq: 4_096,
+    max_srq_wr: 65_536,
+    max_qp_per_srq: 65_536,
+    max_ird: 64,
+    max_ord: 64,
+    max_ird_total: 65_536,
+    max_ord_total: 65_536,
+    max_private_data: 256,
+    solicited_events: true,
+    unsignalled: true,
+    fence: true,
+    srq: true,
+    multipath: false,
+    buffer_alignment: 64,
+};
 
 /// Which transport an IA uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -54,6 +145,13 @@ impl TransportKind {
             "verbs" => Some(TransportKind::Verbs),
             _ => None,
         }
+    }
+
+    /// The capabilities of this transport's devices.
+    pub fn capabilities(self) -> &'static Capabilities {
+        // Every transport of this build is a software one; the verbs
+        // transport will report its device's attributes.
+        &SOFTWARE_CAPABILITIES
     }
 }
 

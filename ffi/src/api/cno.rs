@@ -4,7 +4,7 @@ use udapl::error::{DatError, Sub, Type};
 use udapl::handle::Handle;
 use udapl::object::{cno, ia, Agent, CnoWake};
 
-use crate::boundary::{entry, out};
+use crate::boundary::{entry, out, put};
 use crate::types::*;
 
 fn agent_of(a: &DAT_OS_WAIT_PROXY_AGENT) -> Agent {
@@ -56,10 +56,10 @@ pub unsafe extern "C" fn dat_cno_create(
         Sub::HandleIa,
         cno_create_func(ia_handle, agent, cno_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?.arc();
             let slot = out(cno_handle, 3)?;
             let cno = ia.create_cno(agent_of(&agent))?;
-            *slot = cno.handle.addr() as DAT_CNO_HANDLE;
+            slot.set(cno.handle.addr() as DAT_CNO_HANDLE);
             Ok(())
         }
     )
@@ -112,8 +112,8 @@ pub unsafe extern "C" fn dat_cno_query(
             }
             let slot = out(cno_param, 3)?;
             let agent = cno.agent()?;
-            slot.ia_handle = cno.ia.handle.addr() as DAT_IA_HANDLE;
-            slot.agent = to_c(agent);
+            put!(slot, ia_handle = cno.ia.handle.addr() as DAT_IA_HANDLE);
+            put!(slot, agent = to_c(agent));
             Ok(())
         }
     )
@@ -154,24 +154,25 @@ pub unsafe extern "C" fn dat_cno_wait(
         Sub::HandleCno,
         cno_wait_func(cno_handle, timeout, evd_handle),
         {
-            let cno = cno::lookup(cno_handle as usize)?;
+            // A counted reference: the wait may block for long.
+            let cno = cno::lookup(cno_handle as usize)?.arc();
             let slot = out(evd_handle, 3)?;
             let wake = cno.wait(timeout)?;
             match wake {
                 CnoWake::Evd(h) => {
-                    *slot = h.addr() as DAT_EVD_HANDLE;
+                    slot.set(h.addr() as DAT_EVD_HANDLE);
                     Ok(())
                 }
                 CnoWake::Timeout | CnoWake::Released { dead: false } => {
-                    *slot = std::ptr::null_mut();
+                    slot.set(std::ptr::null_mut());
                     Err(DatError::of(Type::QueueEmpty))
                 }
                 CnoWake::Interrupted => {
-                    *slot = std::ptr::null_mut();
+                    slot.set(std::ptr::null_mut());
                     Err(DatError::of(Type::InterruptedCall))
                 }
                 CnoWake::Released { dead: true } => {
-                    *slot = std::ptr::null_mut();
+                    slot.set(std::ptr::null_mut());
                     Err(DatError::state(Sub::CnoDead))
                 }
             }

@@ -5,16 +5,14 @@ use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
 use udapl::object::{evd, ia, Evd, Event, EventData, WaitOutcome};
 
-use crate::boundary::{entry, input, out};
+use crate::boundary::{entry, input, out, put};
 use crate::types::*;
 
 /// Writes a core event as a `DAT_EVENT`.
-pub(crate) fn write_event(dst: &mut DAT_EVENT, ev: &Event) {
+pub(crate) fn to_c_event(ev: &Event) -> DAT_EVENT {
     let h = |h: Handle| h.addr() as DAT_HANDLE;
     let ctx = |v: u64| DAT_CONTEXT { as_64: v };
-    dst.event_number = ev.number;
-    dst.evd_handle = h(ev.evd);
-    dst.event_data = match ev.data {
+    let event_data = match ev.data {
         EventData::Software { pointer } => DAT_EVENT_DATA {
             software_event_data: DAT_SOFTWARE_EVENT_DATA {
                 pointer: pointer as DAT_PVOID,
@@ -75,9 +73,14 @@ pub(crate) fn write_event(dst: &mut DAT_EVENT, ev: &Event) {
             },
         },
     };
+    DAT_EVENT {
+        event_number: ev.number,
+        evd_handle: h(ev.evd),
+        event_data,
+    }
 }
 
-fn lookup(h: DAT_EVD_HANDLE) -> udapl::Result<std::sync::Arc<Evd>> {
+fn lookup(h: DAT_EVD_HANDLE) -> udapl::Result<udapl::handle::Ref<Evd>> {
     evd::lookup(h as usize)
 }
 
@@ -102,7 +105,7 @@ pub unsafe extern "C" fn dat_evd_create(
         Sub::HandleIa,
         evd_create_func(ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?.arc();
             let slot = out(evd_handle, 5)?;
             let evd = Evd::create(
                 &ia,
@@ -110,7 +113,7 @@ pub unsafe extern "C" fn dat_evd_create(
                 Handle::from_addr(cno_handle as usize),
                 evd_flags,
             )?;
-            *slot = evd.handle.addr() as DAT_EVD_HANDLE;
+            slot.set(evd.handle.addr() as DAT_EVD_HANDLE);
             Ok(())
         }
     )
@@ -143,11 +146,11 @@ pub unsafe extern "C" fn dat_evd_query(
             }
             let slot = out(evd_param, 3)?;
             let p = evd.query()?;
-            slot.ia_handle = p.ia.addr() as DAT_IA_HANDLE;
-            slot.evd_qlen = p.qlen;
-            slot.evd_state = p.state;
-            slot.cno_handle = p.cno.addr() as DAT_CNO_HANDLE;
-            slot.evd_flags = p.flags;
+            put!(slot, ia_handle = p.ia.addr() as DAT_IA_HANDLE);
+            put!(slot, evd_qlen = p.qlen);
+            put!(slot, evd_state = p.state);
+            put!(slot, cno_handle = p.cno.addr() as DAT_CNO_HANDLE);
+            put!(slot, evd_flags = p.flags);
             Ok(())
         }
     )
@@ -169,7 +172,11 @@ pub unsafe extern "C" fn dat_evd_modify_cno(
         evd_handle,
         Sub::Handle1,
         evd_modify_cno_func(evd_handle, cno_handle),
-        { lookup(evd_handle)?.modify_cno(Handle::from_addr(cno_handle as usize)) }
+        {
+            lookup(evd_handle)?
+                .arc()
+                .modify_cno(Handle::from_addr(cno_handle as usize))
+        }
     )
 }
 
@@ -224,17 +231,18 @@ pub unsafe extern "C" fn dat_evd_wait(
         Sub::Handle1,
         evd_wait_func(evd_handle, timeout, threshold, event, nmore),
         {
-            let evd = lookup(evd_handle)?;
+            // A counted reference: the wait may block for long.
+            let evd = lookup(evd_handle)?.arc();
             let ev_slot = out(event, 4)?;
             let nmore_slot = out(nmore, 5)?;
             match evd.wait(timeout, threshold)? {
                 WaitOutcome::Event(ev, left) => {
-                    write_event(ev_slot, &ev);
-                    *nmore_slot = i32::try_from(left).unwrap_or(i32::MAX);
+                    ev_slot.set(to_c_event(&ev));
+                    nmore_slot.set(i32::try_from(left).unwrap_or(i32::MAX));
                     Ok(())
                 }
                 WaitOutcome::Timeout(left) => {
-                    *nmore_slot = i32::try_from(left).unwrap_or(i32::MAX);
+                    nmore_slot.set(i32::try_from(left).unwrap_or(i32::MAX));
                     Err(DatError::of(udapl::error::Type::TimeoutExpired))
                 }
             }
@@ -283,7 +291,7 @@ pub unsafe extern "C" fn dat_evd_post_se(
         {
             let evd = lookup(evd_handle)?;
             let ev = input(event, 2)?;
-            // SAFETY: reading the pointer member of the union as plain bits.
+            // SAFETY: reading the pointer member of the (copied) union as plain bits.
             let pointer = unsafe { ev.event_data.software_event_data.pointer } as usize;
             evd.post_se(ev.event_number, pointer)
         }
@@ -311,7 +319,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(
             let evd = lookup(evd_handle)?;
             let slot = out(event, 2)?;
             let ev = evd.dequeue()?;
-            write_event(slot, &ev);
+            slot.set(to_c_event(&ev));
             Ok(())
         }
     )

@@ -5,32 +5,29 @@ use udapl::object::{ia, AsyncRequest, Ia, OpenParams};
 use udapl::registry::{Opener, ProviderKey};
 use udapl::transport::DeviceConfig;
 
-use crate::boundary::{bad_handle, code, entry, guard, invalid_handle, opt_out, out};
+use crate::boundary::{bad_handle, code, entry, guard, invalid_handle, opt_out, out, put, Out};
 use crate::types::*;
 use crate::{provider_table, registry_glue};
 
 const RO_AWARE_PREFIX: &[u8] = b"RO_AWARE_";
 
-/// The bytes of a NUL-terminated name shorter than 256 bytes.
-fn name_bytes<'a>(name: DAT_NAME_PTR) -> Option<&'a [u8]> {
+/// A copy of a NUL-terminated name shorter than 256 bytes.
+fn name_bytes(name: DAT_NAME_PTR) -> Option<Vec<u8>> {
     if name.is_null() {
         return None;
     }
     // Scan at most 256 bytes: never read past a too-long unterminated name.
-    let mut len = 0usize;
-    while len < DAT_NAME_MAX_LENGTH {
+    let mut bytes = Vec::new();
+    while bytes.len() < DAT_NAME_MAX_LENGTH {
         // SAFETY: the caller passes a NUL-terminated string; we stop at the
-        // NUL or at 256 bytes, whichever comes first.
-        if unsafe { *name.add(len) } == 0 {
-            break;
+        // NUL or at 256 bytes, whichever comes first, copying byte by byte.
+        let c = unsafe { name.add(bytes.len()).read() };
+        if c == 0 {
+            return Some(bytes);
         }
-        len += 1;
+        bytes.push(c as u8);
     }
-    if len >= DAT_NAME_MAX_LENGTH {
-        return None;
-    }
-    // SAFETY: `len` bytes before the NUL were just read.
-    Some(unsafe { std::slice::from_raw_parts(name.cast::<u8>(), len) })
+    None
 }
 
 fn agent_invoker(agent: udapl::object::Agent, evd: udapl::handle::Handle) {
@@ -53,7 +50,8 @@ unsafe fn open_builtin(
     let r = crate::boundary::run(|| {
         let async_slot = out(async_evd, 3)?;
         let ia_slot = out(ia_out, 4)?;
-        let requested = *async_slot as usize;
+        // SAFETY: checked non-NULL and aligned; an IN/OUT handle read by value.
+        let requested = unsafe { async_slot.as_ptr().read() } as usize;
         let request = match requested {
             0 => AsyncRequest::Create(qlen),
             1 => AsyncRequest::Exists,
@@ -76,16 +74,16 @@ unsafe fn open_builtin(
         let created = matches!(params.async_evd, AsyncRequest::Create(_));
         let ia = Ia::open(params, Some(agent_invoker))?;
         if created {
-            if let Some(h) = ia.async_evd_handle()? {
-                *async_slot = h.addr() as DAT_EVD_HANDLE;
+            if let Some(h) = ia.async_evd_handle() {
+                async_slot.set(h.addr() as DAT_EVD_HANDLE);
             }
         }
-        *ia_slot = ia.handle.addr() as DAT_IA_HANDLE;
+        ia_slot.set(ia.handle.addr() as DAT_IA_HANDLE);
         Ok(())
     });
     if r.is_err() && !ia_out.is_null() {
         // SAFETY: checked non-NULL; the reference clears it once the provider is reached.
-        unsafe { *ia_out = std::ptr::null_mut() };
+        unsafe { ia_out.write(std::ptr::null_mut()) };
     }
     code(r)
 }
@@ -115,7 +113,7 @@ pub unsafe extern "C" fn builtin_ia_open(
         // SAFETY: forwarded from our caller.
         unsafe {
             open_builtin(
-                n,
+                &n,
                 ro_aware != 0,
                 qlen,
                 async_evd,
@@ -155,9 +153,9 @@ pub unsafe extern "C" fn dat_ia_openv(
             return invalid_handle(Sub::HandleIa);
         }
         let reg = registry_glue::registry();
-        let (stripped, ro_aware) = match full.strip_prefix(RO_AWARE_PREFIX) {
+        let (stripped, ro_aware) = match full.as_slice().strip_prefix(RO_AWARE_PREFIX) {
             Some(rest) => (rest, true),
-            None => (full, false),
+            None => (full.as_slice(), false),
         };
         let want = ProviderKey {
             name: stripped.to_vec(),
@@ -207,7 +205,7 @@ pub unsafe extern "C" fn dat_ia_openv(
         };
         if rc == DAT_SUCCESS {
             // SAFETY: checked non-NULL above; the provider wrote it.
-            let ia = unsafe { *ia_handle } as usize;
+            let ia = unsafe { ia_handle.read() } as usize;
             registry_glue::remember(ia, ticket);
         } else {
             reg.release(&ticket);
@@ -265,93 +263,120 @@ pub unsafe extern "C" fn dat_ia_close(
     })
 }
 
-fn copy_name(dst: &mut [libc::c_char; DAT_NAME_MAX_LENGTH], src: &str) {
-    dst.fill(0);
+fn c_name(src: &str) -> [libc::c_char; DAT_NAME_MAX_LENGTH] {
+    let mut dst = [0; DAT_NAME_MAX_LENGTH];
     for (d, s) in dst
         .iter_mut()
         .zip(src.bytes().take(DAT_NAME_MAX_LENGTH - 1))
     {
         *d = s as libc::c_char;
     }
+    dst
 }
 
-/// The provider name reported in `DAT_PROVIDER_ATTR`.
-pub(crate) const PROVIDER_NAME: &str = "udapl-rs";
-
-fn fill_ia_attr(ia: &Ia, a: &mut DAT_IA_ATTR) {
-    let l = ia.limits;
-    copy_name(&mut a.adapter_name, &ia.name);
-    copy_name(&mut a.vendor_name, "udapl-rs software RDMA");
-    a.hardware_version_major = 1;
-    a.hardware_version_minor = 0;
-    a.firmware_version_major = 1;
-    a.firmware_version_minor = 0;
-    a.ia_address_ptr = ia.sockaddr.bytes.as_ptr() as DAT_IA_ADDRESS_PTR;
-    a.max_eps = l.max_eps;
-    a.max_dto_per_ep = l.max_dto_per_ep;
-    a.max_rdma_read_per_ep_in = l.max_rdma_read_per_ep_in;
-    a.max_rdma_read_per_ep_out = l.max_rdma_read_per_ep_out;
-    a.max_evds = l.max_evds;
-    a.max_evd_qlen = l.max_evd_qlen;
-    a.max_iov_segments_per_dto = l.max_iov_segments_per_dto;
-    a.max_lmrs = l.max_lmrs;
-    a.max_lmr_block_size = l.max_lmr_block_size;
-    a.max_lmr_virtual_address = l.max_lmr_virtual_address;
-    a.max_pzs = l.max_pzs;
-    a.max_message_size = l.max_message_size;
-    a.max_rdma_size = l.max_rdma_size;
-    a.max_rmrs = l.max_rmrs;
-    a.max_rmr_target_address = l.max_rmr_target_address;
-    a.max_srqs = l.max_srqs;
-    a.max_ep_per_srq = l.max_ep_per_srq;
-    a.max_recv_per_srq = l.max_recv_per_srq;
-    a.max_iov_segments_per_rdma_read = l.max_iov_segments_per_rdma_read;
-    a.max_iov_segments_per_rdma_write = l.max_iov_segments_per_rdma_write;
-    a.max_rdma_read_in = l.max_rdma_read_in;
-    a.max_rdma_read_out = l.max_rdma_read_out;
-    a.max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
-    a.max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
-    a.num_transport_attr = 0;
-    a.transport_attr = std::ptr::null_mut();
-    a.num_vendor_attr = 0;
-    a.vendor_attr = std::ptr::null_mut();
-}
-
-fn fill_provider_attr(ia: &Ia, p: &mut DAT_PROVIDER_ATTR) {
-    copy_name(&mut p.provider_name, PROVIDER_NAME);
-    p.provider_version_major = 1;
-    p.provider_version_minor = 0;
-    p.dapl_version_major = ia.dapl_major;
-    p.dapl_version_minor = ia.dapl_minor;
-    // The three memory types (0, 1, 2) are all supported; the field is not
-    // a usable bitmask, so it reports the highest one.
-    p.lmr_mem_types_supported = DAT_MEM_TYPE_SHARED_VIRTUAL;
-    p.iov_ownership_on_return = DAT_IOV_CONSUMER;
-    p.dat_qos_supported = DAT_QOS_BEST_EFFORT;
-    p.completion_flags_supported = DAT_COMPLETION_SUPPRESS_FLAG
-        | DAT_COMPLETION_SOLICITED_WAIT_FLAG
-        | DAT_COMPLETION_UNSIGNALLED_FLAG
-        | DAT_COMPLETION_BARRIER_FENCE_FLAG
-        | DAT_COMPLETION_EVD_THRESHOLD_FLAG;
-    p.is_thread_safe = u32::from(ia.thread_safe);
-    p.max_private_data_size = 256;
-    p.supports_multipath = DAT_FALSE;
-    p.ep_creator = DAT_PSP_CREATES_EP_NEVER;
-    p.pz_support = DAT_PZ_UNIQUE;
-    p.optimal_buffer_alignment = 64;
-    for row in p.evd_stream_merging_supported.iter_mut() {
-        row.fill(DAT_TRUE);
+fn c_bool(b: bool) -> DAT_BOOLEAN {
+    if b {
+        DAT_TRUE
+    } else {
+        DAT_FALSE
     }
-    p.srq_supported = DAT_FALSE;
-    p.srq_watermarks_supported = 0;
-    p.srq_ep_pz_difference_supported = DAT_FALSE;
-    p.srq_info_supported = 0;
-    p.ep_recv_info_supported = 0;
-    p.lmr_sync_req = DAT_FALSE;
-    p.dto_async_return_guaranteed = DAT_FALSE;
-    p.rdma_write_for_rdma_read_req = DAT_FALSE;
-    p.num_provider_specific_attr = 0;
-    p.provider_specific_attr = std::ptr::null_mut();
+}
+
+/// Converts the core's IA attributes (`fields` of `a` are written in place).
+fn fill_ia_attr(ia: &Ia, a: &Out<DAT_IA_ATTR>) {
+    let v = &ia.attributes;
+    let l = &v.limits;
+    put!(a, adapter_name = c_name(&ia.name));
+    put!(a, vendor_name = c_name(v.vendor_name));
+    put!(a, hardware_version_major = v.hardware_version.0);
+    put!(a, hardware_version_minor = v.hardware_version.1);
+    put!(a, firmware_version_major = v.firmware_version.0);
+    put!(a, firmware_version_minor = v.firmware_version.1);
+    put!(
+        a,
+        ia_address_ptr = ia.sockaddr.bytes.as_ptr() as DAT_IA_ADDRESS_PTR
+    );
+    put!(a, max_eps = l.max_eps);
+    put!(a, max_dto_per_ep = l.max_dto_per_ep);
+    put!(a, max_rdma_read_per_ep_in = l.max_rdma_read_per_ep_in);
+    put!(a, max_rdma_read_per_ep_out = l.max_rdma_read_per_ep_out);
+    put!(a, max_evds = l.max_evds);
+    put!(a, max_evd_qlen = l.max_evd_qlen);
+    put!(a, max_iov_segments_per_dto = l.max_iov_segments_per_dto);
+    put!(a, max_lmrs = l.max_lmrs);
+    put!(a, max_lmr_block_size = l.max_lmr_block_size);
+    put!(a, max_lmr_virtual_address = l.max_lmr_virtual_address);
+    put!(a, max_pzs = l.max_pzs);
+    put!(a, max_message_size = l.max_message_size);
+    put!(a, max_rdma_size = l.max_rdma_size);
+    put!(a, max_rmrs = l.max_rmrs);
+    put!(a, max_rmr_target_address = l.max_rmr_target_address);
+    put!(a, max_srqs = l.max_srqs);
+    put!(a, max_ep_per_srq = l.max_ep_per_srq);
+    put!(a, max_recv_per_srq = l.max_recv_per_srq);
+    put!(
+        a,
+        max_iov_segments_per_rdma_read = l.max_iov_segments_per_rdma_read
+    );
+    put!(
+        a,
+        max_iov_segments_per_rdma_write = l.max_iov_segments_per_rdma_write
+    );
+    put!(a, max_rdma_read_in = l.max_rdma_read_in);
+    put!(a, max_rdma_read_out = l.max_rdma_read_out);
+    put!(
+        a,
+        max_rdma_read_per_ep_in_guaranteed = c_bool(v.max_rdma_read_per_ep_in_guaranteed)
+    );
+    put!(
+        a,
+        max_rdma_read_per_ep_out_guaranteed = c_bool(v.max_rdma_read_per_ep_out_guaranteed)
+    );
+    put!(a, num_transport_attr = 0);
+    put!(a, transport_attr = std::ptr::null_mut());
+    put!(a, num_vendor_attr = 0);
+    put!(a, vendor_attr = std::ptr::null_mut());
+}
+
+/// Converts the core's provider attributes.
+fn fill_provider_attr(ia: &Ia, p: &Out<DAT_PROVIDER_ATTR>) {
+    let v = &ia.provider_attributes;
+    put!(p, provider_name = c_name(v.provider_name));
+    put!(p, provider_version_major = v.provider_version.0);
+    put!(p, provider_version_minor = v.provider_version.1);
+    put!(p, dapl_version_major = ia.dapl_major);
+    put!(p, dapl_version_minor = ia.dapl_minor);
+    put!(p, lmr_mem_types_supported = v.lmr_mem_types_supported);
+    put!(p, iov_ownership_on_return = v.iov_ownership_on_return);
+    put!(p, dat_qos_supported = v.dat_qos_supported);
+    put!(p, completion_flags_supported = v.completion_flags_supported);
+    put!(p, is_thread_safe = c_bool(ia.thread_safe));
+    put!(p, max_private_data_size = v.max_private_data_size);
+    put!(p, supports_multipath = c_bool(v.supports_multipath));
+    put!(p, ep_creator = v.ep_creator);
+    put!(p, pz_support = v.pz_support);
+    put!(p, optimal_buffer_alignment = v.optimal_buffer_alignment);
+    let merging = c_bool(v.evd_stream_merging_supported);
+    put!(p, evd_stream_merging_supported = [[merging; 6]; 6]);
+    put!(p, srq_supported = c_bool(v.srq_supported));
+    put!(p, srq_watermarks_supported = v.srq_watermarks_supported);
+    put!(
+        p,
+        srq_ep_pz_difference_supported = c_bool(v.srq_ep_pz_difference_supported)
+    );
+    put!(p, srq_info_supported = v.srq_info_supported);
+    put!(p, ep_recv_info_supported = v.ep_recv_info_supported);
+    put!(p, lmr_sync_req = c_bool(v.lmr_sync_req));
+    put!(
+        p,
+        dto_async_return_guaranteed = c_bool(v.dto_async_return_guaranteed)
+    );
+    put!(
+        p,
+        rdma_write_for_rdma_read_req = c_bool(v.rdma_write_for_rdma_read_req)
+    );
+    put!(p, num_provider_specific_attr = 0);
+    put!(p, provider_specific_attr = std::ptr::null_mut());
 }
 
 /// Returns the async EVD, the IA attributes and the provider attributes.
@@ -402,18 +427,18 @@ pub unsafe extern "C" fn dat_ia_query(
                 None
             };
             let async_out = opt_out(async_evd_handle, 2)?;
-            let async_h = ia.async_evd_handle()?;
-            if let Some(a) = ia_out {
+            let async_h = ia.async_evd_handle();
+            if let Some(a) = &ia_out {
                 fill_ia_attr(&ia, a);
             }
-            if let Some(p) = prov_out {
+            if let Some(p) = &prov_out {
                 fill_provider_attr(&ia, p);
             }
             if let Some(slot) = async_out {
-                *slot = match async_h {
+                slot.set(match async_h {
                     Some(h) => h.addr() as DAT_EVD_HANDLE,
                     None => DAT_EVD_OUT_OF_SCOPE,
-                };
+                });
             }
             Ok(())
         }

@@ -4,7 +4,7 @@ use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
 use udapl::object::{absent, ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
 
-use crate::boundary::{entry, out};
+use crate::boundary::{entry, out, put};
 use crate::types::*;
 
 /// Creates a Protection Zone.
@@ -25,9 +25,9 @@ pub unsafe extern "C" fn dat_pz_create(
         Sub::HandleIa,
         pz_create_func(ia_handle, pz_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?.arc();
             let slot = out(pz_handle, 2)?;
-            *slot = Pz::create(&ia)?.handle.addr() as DAT_PZ_HANDLE;
+            slot.set(Pz::create(&ia)?.handle.addr() as DAT_PZ_HANDLE);
             Ok(())
         }
     )
@@ -56,7 +56,10 @@ pub unsafe extern "C" fn dat_pz_query(
                 return Err(DatError::arg(2));
             }
             if pz_param_mask != 0 {
-                out(pz_param, 3)?.ia_handle = pz.ia.handle.addr() as DAT_IA_HANDLE;
+                put!(
+                    out(pz_param, 3)?,
+                    ia_handle = pz.ia.handle.addr() as DAT_IA_HANDLE
+                );
             }
             Ok(())
         }
@@ -120,7 +123,7 @@ pub unsafe extern "C" fn dat_lmr_create(
             registered_address
         ),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
+            let ia = ia::lookup(ia_handle as usize)?.arc();
             let slot = out(lmr_handle, 7)?;
             let ctx_out = crate::boundary::opt_out(lmr_context, 8)?;
             let rctx_out = crate::boundary::opt_out(rmr_context, 9)?;
@@ -161,18 +164,19 @@ pub unsafe extern "C" fn dat_lmr_create(
                 privileges,
             };
             let l = Lmr::create(&ia, req)?;
-            *slot = l.handle.addr() as DAT_LMR_HANDLE;
+            // Raw writes in argument order: OUT arguments may alias.
+            slot.set(l.handle.addr() as DAT_LMR_HANDLE);
             if let Some(p) = ctx_out {
-                *p = l.lmr_context;
+                p.set(l.lmr_context);
             }
             if let Some(p) = rctx_out {
-                *p = l.rmr_context;
+                p.set(l.rmr_context);
             }
             if let Some(p) = len_out {
-                *p = l.registered_size;
+                p.set(l.registered_size);
             }
             if let Some(p) = addr_out {
-                *p = l.registered_address;
+                p.set(l.registered_address);
             }
             Ok(())
         }
@@ -205,9 +209,9 @@ pub unsafe extern "C" fn dat_lmr_query(
                 return Ok(());
             }
             let p = out(lmr_param, 3)?;
-            p.ia_handle = l.ia.handle.addr() as DAT_IA_HANDLE;
-            p.mem_type = l.mem_type;
-            p.region_desc = match l.region {
+            put!(p, ia_handle = l.ia.handle.addr() as DAT_IA_HANDLE);
+            put!(p, mem_type = l.mem_type);
+            let region_desc = match l.region {
                 Region::Va(va) => DAT_REGION_DESCRIPTION {
                     for_va: va as DAT_PVOID,
                 },
@@ -221,13 +225,14 @@ pub unsafe extern "C" fn dat_lmr_query(
                     },
                 },
             };
-            p.length = l.length;
-            p.pz_handle = l.pz.handle.addr() as DAT_PZ_HANDLE;
-            p.mem_priv = l.privileges;
-            p.lmr_context = l.lmr_context;
-            p.rmr_context = l.rmr_context;
-            p.registered_size = l.registered_size;
-            p.registered_address = l.registered_address;
+            put!(p, region_desc = region_desc);
+            put!(p, length = l.length);
+            put!(p, pz_handle = l.pz.handle.addr() as DAT_PZ_HANDLE);
+            put!(p, mem_priv = l.privileges);
+            put!(p, lmr_context = l.lmr_context);
+            put!(p, rmr_context = l.rmr_context);
+            put!(p, registered_size = l.registered_size);
+            put!(p, registered_address = l.registered_address);
             Ok(())
         }
     )
@@ -247,30 +252,33 @@ pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN 
     })
 }
 
-/// Reads `num` triplets; ARG2 if NULL with a non-zero count, ARG3 if the
-/// count is beyond any sane number of segments.
-fn segments(p: *const DAT_LMR_TRIPLET, num: DAT_VLEN) -> udapl::Result<Vec<(u32, u64, u64)>> {
+/// Checks the triplet array: ARG2 if NULL (or misaligned) with a non-zero
+/// count, ARG3 if the count is beyond any sane number of segments. Returns
+/// how many there are.
+fn segment_count(p: *const DAT_LMR_TRIPLET, num: DAT_VLEN) -> udapl::Result<usize> {
     if num == 0 {
-        return Ok(Vec::new());
+        return Ok(0);
     }
     if p.is_null() || (p as usize) % std::mem::align_of::<DAT_LMR_TRIPLET>() != 0 {
         return Err(DatError::arg(2));
     }
-    let n = usize::try_from(num)
+    usize::try_from(num)
         .ok()
         .filter(|n| *n <= 1 << 24)
-        .ok_or(DatError::arg(3))?;
-    // SAFETY: the caller passes `num` readable triplets.
-    let s = unsafe { std::slice::from_raw_parts(p, n) };
-    Ok(s.iter()
-        .map(|t| (t.lmr_context, t.virtual_address, t.segment_length))
-        .collect())
+        .ok_or(DatError::arg(3))
 }
 
-/// Both sync calls: every segment inside a live LMR of the IA, then a fence
-/// (memory is cache-coherent here).
+/// Both sync calls: every segment inside a live LMR of the IA (the lock-free
+/// key check), then a fence (memory is cache-coherent here). Triplets are
+/// read one by one, by value.
 fn sync(ia_handle: DAT_IA_HANDLE, p: *const DAT_LMR_TRIPLET, n: DAT_VLEN) -> udapl::Result<()> {
-    ia::lookup(ia_handle as usize)?.sync_segments(&segments(p, n)?)
+    let ia = ia::lookup(ia_handle as usize)?;
+    let n = segment_count(p, n)?;
+    ia.sync_segments((0..n).map(|i| {
+        // SAFETY: the caller passes `n` readable triplets; each is copied.
+        let t = unsafe { p.add(i).read() };
+        (t.lmr_context, t.virtual_address, t.segment_length)
+    }))
 }
 
 /// Makes local writes visible to a later incoming RDMA Read.
@@ -333,9 +341,9 @@ pub unsafe extern "C" fn dat_rmr_create(
         Sub::HandlePz,
         rmr_create_func(pz_handle, rmr_handle),
         {
-            let pz = pz::lookup(pz_handle as usize)?;
+            let pz = pz::lookup(pz_handle as usize)?.arc();
             let slot = out(rmr_handle, 2)?;
-            *slot = Rmr::create(&pz)?.handle.addr() as DAT_RMR_HANDLE;
+            slot.set(Rmr::create(&pz)?.handle.addr() as DAT_RMR_HANDLE);
             Ok(())
         }
     )
@@ -367,17 +375,20 @@ pub unsafe extern "C" fn dat_rmr_query(
                 return Ok(());
             }
             let p = out(rmr_param, 3)?;
-            let v = r.params();
-            p.ia_handle = v.ia.addr() as DAT_IA_HANDLE;
-            p.pz_handle = v.pz.addr() as DAT_PZ_HANDLE;
-            p.lmr_triplet = DAT_LMR_TRIPLET {
-                lmr_context: v.lmr_context,
-                pad: 0,
-                virtual_address: v.virtual_address,
-                segment_length: v.length,
-            };
-            p.mem_priv = v.privileges;
-            p.rmr_context = v.rmr_context;
+            let v = r.params()?;
+            put!(p, ia_handle = v.ia.addr() as DAT_IA_HANDLE);
+            put!(p, pz_handle = v.pz.addr() as DAT_PZ_HANDLE);
+            put!(
+                p,
+                lmr_triplet = DAT_LMR_TRIPLET {
+                    lmr_context: v.lmr_context,
+                    pad: 0,
+                    virtual_address: v.virtual_address,
+                    segment_length: v.length,
+                }
+            );
+            put!(p, mem_priv = v.privileges);
+            put!(p, rmr_context = v.rmr_context);
             Ok(())
         }
     )

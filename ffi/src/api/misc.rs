@@ -52,7 +52,7 @@ pub unsafe extern "C" fn dat_get_consumer_context(
         get_consumer_context_func(dat_handle, context),
         {
             let v = handle::context(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
-            out(context, 2)?.as_64 = v;
+            out(context, 2)?.set(DAT_CONTEXT { as_64: v });
             Ok(())
         }
     )
@@ -75,8 +75,8 @@ pub unsafe extern "C" fn dat_get_handle_type(
         Sub::Handle1,
         get_handle_type_func(dat_handle, handle_type),
         {
-            let o = handle::lookup(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
-            *out(handle_type, 2)? = o.handle_type() as DAT_HANDLE_TYPE;
+            let t = handle::type_of(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
+            out(handle_type, 2)?.set(t as DAT_HANDLE_TYPE);
             Ok(())
         }
     )
@@ -103,8 +103,8 @@ pub unsafe extern "C" fn dat_strerror(
             let minor_out = out(minor_message, 3)?;
             let (major, minor) =
                 strerror_cstr(value).ok_or(DatError::of(udapl::error::Type::InvalidParameter))?;
-            *major_out = major;
-            *minor_out = minor;
+            major_out.set(major);
+            minor_out.set(minor);
             Ok(())
         });
         crate::boundary::code(r)

@@ -30,24 +30,25 @@ pub unsafe extern "C" fn dat_registry_list_providers(
             let all = registry().list();
             let size = i32::try_from(all.len()).unwrap_or(i32::MAX);
             if max_to_return == 0 {
-                *count = size;
+                count.set(size);
                 return Err(DatError::arg(1));
             }
             if dat_provider_list.is_null() {
-                *count = size;
+                count.set(size);
                 return Err(DatError::arg(3));
             }
             let n = usize::try_from(max_to_return).unwrap_or(0).min(all.len());
             for (i, key) in all.iter().take(n).enumerate() {
-                // SAFETY: the list holds at least `max_to_return` > i pointers.
-                let p = unsafe { *dat_provider_list.add(i) };
+                // SAFETY: the list holds at least `max_to_return` > i pointers;
+                // each is read by value.
+                let p = unsafe { dat_provider_list.add(i).read() };
                 let Ok(slot) = out(p, 3) else {
-                    *count = size;
+                    count.set(size);
                     return Err(DatError::arg(3));
                 };
-                *slot = info_of(key);
+                slot.set(info_of(key));
             }
-            *count = i32::try_from(n).unwrap_or(i32::MAX);
+            count.set(i32::try_from(n).unwrap_or(i32::MAX));
             Ok(())
         });
         crate::boundary::code(r)
@@ -83,7 +84,7 @@ pub unsafe extern "C" fn dat_registry_add_provider(
                         provider: provider as usize,
                     }
                 };
-            registry().add_provider(key_of(info), opener)
+            registry().add_provider(key_of(&info), opener)
         });
         crate::boundary::code(r)
     })
@@ -106,7 +107,7 @@ pub unsafe extern "C" fn dat_registry_remove_provider(
         let r = crate::boundary::run(|| {
             input(provider as *const DAT_PROVIDER, 1)?;
             let info = input(provider_info, 2)?;
-            registry().remove_provider(&key_of(info))
+            registry().remove_provider(&key_of(&info))
         });
         crate::boundary::code(r)
     })
