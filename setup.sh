@@ -6,32 +6,77 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-CBINDGEN_VERSION=0.29.4
+CBINDGEN_VERSION=0.29.4   # the header check diffs cbindgen's output: exact match
+RUST_VERSION=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+apt_updated=""
+apt_update() { [ -n "$apt_updated" ] || { $SUDO apt-get update -q; apt_updated=1; }; }
+apt_install() {  # [apt-get option...] package...
+    apt_update
+    echo "setup: installing $*"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$@"
+}
 
 need_apt=()
 for tool in cc:gcc c++:g++ make:make valgrind:valgrind nm:binutils readelf:binutils pkg-config:pkg-config; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || need_apt+=("${tool##*:}")
 done
-if [ ${#need_apt[@]} -gt 0 ]; then
-    echo "setup: installing ${need_apt[*]}"
-    $SUDO apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_apt[@]}"
-fi
+[ ${#need_apt[@]} -eq 0 ] || apt_install "${need_apt[@]}"
 
+# Same PATH as .ci/run: a rustup toolchain (or cargo-installed cbindgen) in
+# ~/.cargo/bin comes first, the Debian packages' /usr/bin after it.
 export PATH="$HOME/.cargo/bin:$PATH"
-if ! command -v cargo >/dev/null 2>&1; then
-    # Debian 12's own rustc (1.63) is too old for this crate (1.85+).
-    echo "setup: no Rust toolchain found; install Rust stable with rustup first" >&2
-    exit 1
+
+# "X.Y.Z" from "rustc 1.96.0 (...)" / "cargo 1.96.0 (...)"; empty if missing.
+version_of() { "$1" --version 2>/dev/null | awk '{print $2}'; }
+at_least() { [ -n "$1" ] && [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+toolchain_ok() {
+    at_least "$(version_of rustc)" "$RUST_VERSION" &&
+        at_least "$(version_of cargo)" "$RUST_VERSION" &&
+        cargo clippy --version >/dev/null 2>&1 &&
+        cargo fmt --version >/dev/null 2>&1
+}
+
+if ! toolchain_ok && command -v rustup >/dev/null 2>&1; then
+    rustup component add clippy rustfmt || true
 fi
-if command -v rustup >/dev/null 2>&1; then
-    rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt || true
+if ! toolchain_ok; then
+    # Debian 12's plain rustc/cargo (1.63) are too old, but bookworm ships
+    # the "-web" builds (1.85, newer in bookworm-security). They install
+    # rustc, rustdoc, cargo, cargo-clippy, clippy-driver, cargo-fmt and
+    # rustfmt into /usr/bin under their usual names, so `make` (CARGO=cargo)
+    # and .ci/run find them with no PATH change or env file: `cargo clippy`
+    # and `cargo fmt` run cargo-clippy and cargo-fmt found on PATH;
+    # cargo-clippy runs the clippy-driver next to it, cargo-fmt the rustfmt
+    # on PATH. Without recommends: rustc-web recommends rust-web-llvm, which
+    # pulls ~600 MB of LLVM 22 tools this build does not use.
+    apt_install --no-install-recommends rustc-web cargo-web rust-web-clippy rustfmt-web
+    if ! toolchain_ok; then
+        echo "setup: still no Rust >= $RUST_VERSION with clippy and rustfmt on PATH:" >&2
+        echo "setup:   rustc $(version_of rustc) at $(command -v rustc || echo -), cargo $(version_of cargo) at $(command -v cargo || echo -)" >&2
+        echo "setup: an older toolchain in ~/.cargo/bin hides /usr/bin; update it (rustup update stable) or remove it" >&2
+        exit 1
+    fi
 fi
+echo "setup: using $(cargo --version) at $(command -v cargo)"
+
 if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
-    echo "setup: installing cbindgen $CBINDGEN_VERSION"
-    cargo install --locked --version "$CBINDGEN_VERSION" cbindgen
+    # Prefer Debian's cbindgen-web (bookworm-security) when it is exactly the
+    # version the checked-in header was generated with; else build it.
+    apt_update
+    candidate=$(apt-cache policy cbindgen-web 2>/dev/null | awk '/Candidate:/ {print $2}')
+    candidate=${candidate#*:}          # drop an epoch
+    if [ "${candidate%%[+~-]*}" = "$CBINDGEN_VERSION" ]; then
+        apt_install cbindgen-web       # /usr/bin/cbindgen
+    fi
+    # Also when a different cbindgen in ~/.cargo/bin hides /usr/bin/cbindgen:
+    # cargo install replaces it there.
+    if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
+        echo "setup: installing cbindgen $CBINDGEN_VERSION from crates.io"
+        cargo install --locked --version "$CBINDGEN_VERSION" cbindgen
+    fi
 fi
 
 [ "${1:-}" = "--deps" ] && exit 0
