@@ -9,6 +9,7 @@
 
 pub mod types;
 
+mod abi_check;
 mod boundary;
 mod foreign;
 mod log;
