@@ -79,7 +79,8 @@ $(CTOUT)/registry/lib%.so: ctests/registry/%.c include/dat/udat.h $(LIBOUT)/libd
 	$(CC) $(CSTD) $(CWARN) -g -fPIC -shared -Iinclude -o $@ $< -L$(LIBOUT) -ldat
 
 # The registry tests and the no-init provider include the stub provider source.
-$(CTOUT)/registry/unit_registry $(CTOUT)/registry/libnoinit_provider.so: ctests/registry/stub_provider.c
+$(CTOUT)/registry/unit_registry $(CTOUT)/registry/func_foreign_dispatch \
+    $(CTOUT)/registry/libnoinit_provider.so: ctests/registry/stub_provider.c
 
 ctests: $(CTEST_BIN) $(PROV_LIB)
 
@@ -100,7 +101,7 @@ check: lint cargo-test exports check-header header-modes dropin run-ctests valgr
 
 valgrind: ctests
 	@echo "== C conformance tests under valgrind"
-	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
+	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=$(abspath ctests/valgrind.supp)" \
 		./ctests/run.sh $(CTEST_BIN)
 
 BENCH_SRC := $(wildcard ctests/bench/*.c)

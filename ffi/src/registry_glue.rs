@@ -134,6 +134,10 @@ impl Loader for DlLoader {
             instance: CString::new(entry.instance_data.replace('\0', "")).unwrap_or_default(),
         }))
     }
+
+    fn providers_changed(&self) {
+        crate::foreign::forget_pages();
+    }
 }
 
 impl ExternalLibrary for DlLibrary {

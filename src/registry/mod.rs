@@ -18,12 +18,21 @@
 //! external library is unloaded (after its `dat_provider_fini`) when its
 //! count drops to zero; DR entries it added are removed with it, so no entry
 //! ever points into an unloaded library.
+//!
+//! The `DAT_PROVIDER *` tables of the DR's external entries are also kept as
+//! an immutable sorted snapshot, replaced (under the DR mutex) on every
+//! change of the DR and read without a lock by [`Registry::knows_provider`],
+//! which every call on a third-party handle makes. After each replacement the
+//! loader's [`Loader::providers_changed`] runs, before any library the change
+//! concerns is unloaded.
 
 pub mod conf;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
+
+use arc_swap::ArcSwap;
 
 use crate::error::{DatError, Result, Type};
 use crate::transport::{DeviceConfig, TransportKind};
@@ -64,6 +73,11 @@ pub trait ExternalLibrary: Send {
 pub trait Loader: Send + Sync {
     /// Loads the library of `entry`. `None` if it cannot be loaded.
     fn load(&self, entry: &ConfEntry) -> Option<Box<dyn ExternalLibrary>>;
+
+    /// Called (with the DR locked) after the set of registered provider
+    /// tables changed, before a library whose tables left it is unloaded:
+    /// the C layer drops what it cached about provider handles.
+    fn providers_changed(&self) {}
 }
 
 struct SrEntry {
@@ -93,6 +107,9 @@ pub struct Ticket {
 pub struct Registry {
     sr: Mutex<Vec<SrEntry>>,
     dr: Mutex<Vec<DrEntry>>,
+    /// Sorted `DAT_PROVIDER *` of the DR's external entries; replaced with
+    /// the DR locked, read lock-free.
+    tables: ArcSwap<Vec<usize>>,
     builtin_keys: Vec<ProviderKey>,
     loader: Box<dyn Loader>,
 }
@@ -104,6 +121,20 @@ thread_local! {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The sorted, deduplicated provider tables of the external DR entries.
+fn external_tables(dr: &[DrEntry]) -> Vec<usize> {
+    let mut t: Vec<usize> = dr
+        .iter()
+        .filter_map(|e| match e.opener {
+            Opener::External { provider, .. } => Some(provider),
+            Opener::Builtin(_) => None,
+        })
+        .collect();
+    t.sort_unstable();
+    t.dedup();
+    t
 }
 
 /// The dat.conf path: `DAT_OVERRIDE` (even if it names a missing file), else
@@ -215,9 +246,11 @@ impl Registry {
                 });
             }
         }
+        let tables = ArcSwap::from_pointee(external_tables(&dr));
         Registry {
             sr: Mutex::new(sr),
             dr: Mutex::new(dr),
+            tables,
             builtin_keys,
             loader,
         }
@@ -246,6 +279,7 @@ impl Registry {
             count: 0,
             owner,
         });
+        self.publish(&dr);
         Ok(())
     }
 
@@ -260,15 +294,28 @@ impl Registry {
             return Err(DatError::of(Type::ProviderInUse));
         }
         dr.remove(i);
+        self.publish(&dr);
         Ok(())
     }
 
+    /// Replaces the table snapshot after a change of the DR (whose lock the
+    /// caller holds, so snapshots are published in the order of the changes)
+    /// and tells the loader. Nothing is done if the set of tables is the
+    /// same; returns whether it changed.
+    fn publish(&self, dr: &MutexGuard<'_, Vec<DrEntry>>) -> bool {
+        let tables = external_tables(dr);
+        if **self.tables.load() == tables {
+            return false;
+        }
+        self.tables.store(std::sync::Arc::new(tables));
+        self.loader.providers_changed();
+        true
+    }
+
     /// True if some DR entry has this `DAT_PROVIDER *` (used to accept
-    /// foreign handles).
+    /// foreign handles). Takes no lock: reads the current snapshot.
     pub fn knows_provider(&self, provider: usize) -> bool {
-        lock(&self.dr)
-            .iter()
-            .any(|e| matches!(e.opener, Opener::External { provider: p, .. } if p == provider))
+        self.tables.load().binary_search(&provider).is_ok()
     }
 
     fn best<'a>(
@@ -363,7 +410,15 @@ impl Registry {
                 if let Some(lib) = e.lib.take() {
                     lib.fini();
                     // Entries the library added must not outlive it.
-                    lock(&self.dr).retain(|d| d.owner != Some(i) || d.count > 0);
+                    {
+                        let mut dr = lock(&self.dr);
+                        dr.retain(|d| d.owner != Some(i) || d.count > 0);
+                        // The library goes away: the loader hears of it even
+                        // if none of its tables was registered.
+                        if !self.publish(&dr) {
+                            self.loader.providers_changed();
+                        }
+                    }
                     drop(lib);
                 }
             }
@@ -431,6 +486,136 @@ mod tests {
             r.add_provider(key("x", 2, false), Opener::Builtin(DeviceConfig::default())),
             Err(DatError::of(Type::ProviderAlreadyRegistered))
         );
+    }
+
+    /// A loader that counts `providers_changed` calls.
+    #[derive(Default)]
+    struct CountingLoader(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    impl Loader for CountingLoader {
+        fn load(&self, _: &ConfEntry) -> Option<Box<dyn ExternalLibrary>> {
+            None
+        }
+        fn providers_changed(&self) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn external(provider: usize) -> Opener {
+        Opener::External {
+            open_fn: 0x1000,
+            provider,
+        }
+    }
+
+    #[test]
+    fn provider_snapshot_follows_adds_and_removes() {
+        let changes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let n = || changes.load(std::sync::atomic::Ordering::SeqCst);
+        let r = Registry::with_conf(None, Box::new(CountingLoader(changes.clone())));
+        assert!(!r.knows_provider(0x5000));
+        assert_eq!(n(), 0);
+        for (i, p) in [0x9000usize, 0x5000, 0x7000].into_iter().enumerate() {
+            r.add_provider(key(&format!("p{i}"), 2, false), external(p))
+                .expect("add");
+        }
+        assert_eq!(n(), 3);
+        assert!(r.knows_provider(0x5000) && r.knows_provider(0x7000) && r.knows_provider(0x9000));
+        assert!(!r.knows_provider(0x6000) && !r.knows_provider(0));
+        assert_eq!(**r.tables.load(), vec![0x5000, 0x7000, 0x9000]);
+        // A second key on a known table leaves the set (and the caches) alone.
+        r.add_provider(key("p0", 3, false), external(0x9000))
+            .expect("add");
+        assert_eq!(n(), 3);
+        r.remove_provider(&key("p0", 2, false)).expect("remove");
+        assert!(r.knows_provider(0x9000));
+        assert_eq!(n(), 3);
+        r.remove_provider(&key("p0", 3, false)).expect("remove");
+        assert!(!r.knows_provider(0x9000));
+        assert_eq!(n(), 4);
+        // A built-in entry is not a table.
+        r.add_provider(key("b", 2, false), Opener::Builtin(DeviceConfig::default()))
+            .expect("add");
+        assert_eq!(n(), 4);
+        // A refused removal publishes nothing.
+        let (t, _) = r.begin_open(&key("p1", 2, false)).expect("open");
+        assert!(r.remove_provider(&key("p1", 2, false)).is_err());
+        assert!(r.knows_provider(0x5000));
+        r.release(&t);
+        r.remove_provider(&key("p1", 2, false)).expect("remove");
+        assert!(!r.knows_provider(0x5000));
+        assert_eq!(n(), 5);
+    }
+
+    struct DummyLib;
+    impl ExternalLibrary for DummyLib {
+        fn init(&self) {}
+        fn fini(&self) {}
+    }
+    struct DummyLoader(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    impl Loader for DummyLoader {
+        fn load(&self, _: &ConfEntry) -> Option<Box<dyn ExternalLibrary>> {
+            Some(Box::new(DummyLib))
+        }
+        fn providers_changed(&self) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn library_unload_is_reported_even_without_tables() {
+        let dir = std::env::temp_dir().join(format!("udapl-reg-unload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("dat.conf");
+        std::fs::write(
+            &path,
+            "quiet0 u1.2 nonthreadsafe default /nonexistent/libq.so q.1.0 \"\" \"\"\n",
+        )
+        .expect("write");
+        let changes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let r = Registry::with_conf(Some(&path), Box::new(DummyLoader(changes.clone())));
+        // Loaded, registers nothing, so the open fails and the library goes.
+        assert_eq!(
+            r.begin_open(&key("quiet0", 2, false)).map(|_| ()),
+            Err(DatError::of(Type::ProviderNotFound))
+        );
+        assert_eq!(changes.load(std::sync::atomic::Ordering::SeqCst), 1);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn provider_snapshot_is_read_while_the_registry_changes() {
+        let r = std::sync::Arc::new(Registry::with_conf(None, Box::new(NoLoader)));
+        r.add_provider(key("stay", 2, false), external(0x4000))
+            .expect("add");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (r, stop) = (r.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut seen = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        assert!(r.knows_provider(0x4000));
+                        assert!(!r.knows_provider(0x4008));
+                        seen += u64::from(r.knows_provider(0x8000));
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for _ in 0..2000 {
+            r.add_provider(key("churn", 2, false), external(0x8000))
+                .expect("add");
+            // The DR lock is not needed to read the snapshot.
+            let dr = lock(&r.dr);
+            assert!(r.knows_provider(0x8000));
+            drop(dr);
+            r.remove_provider(&key("churn", 2, false)).expect("remove");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in readers {
+            t.join().expect("reader");
+        }
+        assert!(!r.knows_provider(0x8000));
     }
 
     #[test]
