@@ -6,7 +6,10 @@
 //!
 //! **Validation without shared writes.** The slot's `object` word is the one
 //! source of truth for liveness: it holds the live object's pointer (from
-//! `Arc::into_raw`) tagged in its top byte with the `DAT_HANDLE_TYPE`, or 0.
+//! `Arc::into_raw`; objects are 16-byte aligned) with the `DAT_HANDLE_TYPE`
+//! plus one in its low four bits, or 0. (Low bits keep the word a pointer
+//! into the object, so leak checkers still see objects a program never
+//! freed as reachable.)
 //! A lookup is: range and alignment check of the address, one atomic load,
 //! a compare of the tag. Lookups that only need the type or the consumer
 //! context stop there; lookups that use the object also pin the current
@@ -45,10 +48,10 @@ use crate::error::{DatError, Result, Sub};
 /// Number of slots: the most handles that can be alive at once.
 pub const CAPACITY: usize = 1 << 20;
 
-/// The tag occupies the top byte of the object word; user-space pointers
-/// never use it (47-bit, or 56-bit with 5-level paging).
-const TAG_SHIFT: u32 = 56;
-const PTR_MASK: usize = (1 << TAG_SHIFT) - 1;
+/// The tag occupies the low four bits of the object word: every object
+/// type is aligned to 16 bytes (checked when it is published).
+const TAG_MASK: usize = 0xf;
+const PTR_MASK: usize = !TAG_MASK;
 
 /// What a handle points at. 32 bytes, so handles are 32-byte aligned.
 #[repr(C, align(32))]
@@ -57,7 +60,7 @@ pub struct Slot {
     provider: AtomicUsize,
     /// The consumer context (`DAT_CONTEXT`, 8 bytes).
     context: AtomicU64,
-    /// `(type + 1) << 56 | object pointer`, or 0 when no object is live.
+    /// `object pointer | (type + 1)`, or 0 when no object is live.
     object: AtomicUsize,
     _pad: usize,
 }
@@ -142,7 +145,7 @@ impl HandleType {
     ];
 
     const fn tag(self) -> usize {
-        (self as usize + 1) << TAG_SHIFT
+        self as usize + 1
     }
 }
 
@@ -172,8 +175,7 @@ pub fn is_ours(addr: usize) -> bool {
 
 /// The type of the live object at `addr`: one load, no lock, no pin.
 pub fn type_of(addr: usize) -> Option<HandleType> {
-    let word = slot_of(addr)?.object.load(Ordering::Acquire);
-    let tag = word >> TAG_SHIFT;
+    let tag = slot_of(addr)?.object.load(Ordering::Acquire) & TAG_MASK;
     (tag != 0).then(|| HandleType::ALL[tag - 1])
 }
 
@@ -220,7 +222,7 @@ pub fn get<T: Kind>(addr: usize) -> Option<Ref<T>> {
     let slot = slot_of(addr)?;
     let guard = epoch::pin();
     let word = slot.object.load(Ordering::Acquire);
-    if word & !PTR_MASK != T::TYPE.tag() {
+    if word & TAG_MASK != T::TYPE.tag() {
         return None;
     }
     Some(Ref {
@@ -270,8 +272,8 @@ impl Reservation {
 
     /// Makes the object reachable through its handle.
     pub fn publish<T: Kind>(mut self, obj: Arc<T>) -> Handle {
+        const { assert!(std::mem::align_of::<T>() > TAG_MASK) };
         let p = Arc::into_raw(obj) as usize;
-        assert_eq!(p & !PTR_MASK, 0, "object pointer uses the tag byte");
         SLOTS[self.idx]
             .object
             .store(p | T::TYPE.tag(), Ordering::Release);
@@ -329,7 +331,7 @@ pub fn retire<T: Kind>(h: Handle) -> bool {
     let guard = epoch::pin();
     let mut word = slot.object.load(Ordering::Acquire);
     loop {
-        if word & !PTR_MASK != T::TYPE.tag() {
+        if word & TAG_MASK != T::TYPE.tag() {
             return false;
         }
         match slot
@@ -361,10 +363,12 @@ pub fn provider_word(addr: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    #[repr(align(16))]
     struct Thing(u32);
     impl Kind for Thing {
         const TYPE: HandleType = HandleType::Pz;
     }
+    #[repr(align(16))]
     struct Other;
     impl Kind for Other {
         const TYPE: HandleType = HandleType::Cno;

@@ -51,6 +51,7 @@ struct State {
 }
 
 /// A CNO.
+#[repr(align(16))] // a handle tags its pointer in the low four bits
 pub struct Cno {
     /// Its handle.
     pub handle: Handle,

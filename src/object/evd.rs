@@ -71,6 +71,7 @@ pub struct EvdParams {
 }
 
 /// An Event Dispatcher.
+#[repr(align(16))] // a handle tags its pointer in the low four bits
 pub struct Evd {
     /// Its handle.
     pub handle: Handle,

@@ -155,6 +155,7 @@ impl IaState {
 }
 
 /// An open Interface Adapter.
+#[repr(align(16))] // a handle tags its pointer in the low four bits
 pub struct Ia {
     /// Its handle.
     pub handle: Handle,

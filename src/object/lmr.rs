@@ -62,6 +62,7 @@ pub struct Registration {
 }
 
 /// A registered memory region.
+#[repr(align(16))] // a handle tags its pointer in the low four bits
 pub struct Lmr {
     pub handle: Handle,
     pub ia: Arc<Ia>,

@@ -8,6 +8,7 @@ use crate::object::ia::Ia;
 use crate::object::Object;
 
 /// A Protection Zone. Its users (LMRs, RMRs, EPs, SRQs) are counted in the IA state.
+#[repr(align(16))] // a handle tags its pointer in the low four bits
 pub struct Pz {
     /// Its handle.
     pub handle: Handle,

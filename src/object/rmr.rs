@@ -34,6 +34,7 @@ pub struct RmrParams {
 }
 
 /// An RMR.
+#[repr(align(16))] // a handle tags its pointer in the low four bits
 pub struct Rmr {
     pub handle: Handle,
     pub ia: Arc<Ia>,
