@@ -3,7 +3,7 @@
 #   make              release library build/lib/libdat.so.1 (+ libdat.so link)
 #   make header       regenerate include/dat/udat.h with cbindgen
 #   make check-header fail if the checked-in header differs from a fresh one
-#   make check        every test layer: cargo tests, exports, C conformance tests
+#   make check        every test layer: cargo tests, loom model, exports, C conformance tests
 #   make demo         build and run the demo program
 #   make bench        time the local hot paths (ns per operation)
 #   make install PREFIX=/usr/local
@@ -40,7 +40,7 @@ REG_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(REG_SRC))
 PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC))
 CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN)
 
-.PHONY: all lib header check-header check cargo-test exports ctests run-ctests \
+.PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
         demo bench install valgrind clippy fmt lint header-modes dropin clean
 
 all: lib
@@ -63,6 +63,11 @@ check-header:
 
 cargo-test:
 	$(CARGO) test --workspace
+
+# Model check of the wait/wake protocol (src/wait/notify.rs) with loom, in
+# its own target directory so the main build is not invalidated.
+loom:
+	RUSTFLAGS="--cfg udapl_loom" CARGO_TARGET_DIR=target/loom $(CARGO) test --release -p udapl --test loom_notify
 
 exports: lib
 	nm -D --defined-only $(LIBOUT)/libdat.so.1 | awk '$$2 == "T" {print $$3}' | sort > $(BUILD)/exports.txt
@@ -97,7 +102,7 @@ dropin: lib
 	@echo "== drop-in test (binary linked against another libdat.so.1)"
 	./ctests/dropin/run.sh
 
-check: lint cargo-test exports check-header header-modes dropin run-ctests valgrind
+check: lint cargo-test loom exports check-header header-modes dropin run-ctests valgrind
 
 valgrind: ctests
 	@echo "== C conformance tests under valgrind"

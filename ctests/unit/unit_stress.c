@@ -375,7 +375,7 @@ static void signal_case(int kind, DAT_TIMEOUT timeout)
             break;
         }
         atomic_store(&w->go, t);
-        REQUIRE(await_int(&w->in_call, t, 5.0));
+        REQUIRE(await_int(&w->in_call, t, scaledf(5.0, 30.0)));
         spin_ns(off);
         REQUIRE(pthread_kill(w->th, SIGUSR1) == 0);
         trials++;
@@ -389,7 +389,7 @@ static void signal_case(int kind, DAT_TIMEOUT timeout)
         } else {
             /* the watchdog: release the waiter with an event */
             REQUIRE(ctest_post(evd, mark) == DAT_SUCCESS);
-            if (!await_int(&w->done, t, 5.0)) {
+            if (!await_int(&w->done, t, scaledf(5.0, 30.0))) {
                 FAILF("trial %d: still blocked after the watchdog event", t);
                 return;
             }
@@ -477,7 +477,7 @@ static void teardown_race_case(int mode)
         w->cno = cno;
         atomic_store(&w->go, t);
         if (t % 5 != 0) { /* every fifth trial acts at once */
-            REQUIRE(await_int(&w->in_call, t, 5.0));
+            REQUIRE(await_int(&w->in_call, t, scaledf(5.0, 30.0)));
             spin_ns(pick_offset_ns(t));
         }
         if (mode == R_EVD_FREE)
@@ -674,7 +674,7 @@ TEST(STRESS_ia_close_vs_post_dequeue)
         for (k = 0; k < CP_THREADS; k++)
             REQUIRE(pthread_create(&CP[k].th, NULL, cp_main, &CP[k]) == 0);
         for (k = 0; k < CP_THREADS; k++)
-            REQUIRE(await_int(&CP[k].running, 1, 5.0));
+            REQUIRE(await_int(&CP[k].running, 1, scaledf(5.0, 30.0)));
         nap_us(rng_below(2000));
         atomic_store(&cp_closing, 1);
         tc = ctest_now();
@@ -813,7 +813,7 @@ static void producers_case(int use_wait)
         }
     }
     for (k = 0; k < PR_THREADS; k++) {
-        if (!await_int(&PR[k].finished, 1, 5.0)) {
+        if (!await_int(&PR[k].finished, 1, scaledf(5.0, 30.0))) {
             FAILF("producer %d still posting (%d of %d received)", k, next[k], m);
             return;
         }
@@ -908,7 +908,7 @@ TEST(STRESS_cno_many_waiters)
         for (i = 0; i < CN_WAITERS; i++)
             atomic_store(&PW[i].go, r);
         for (i = 0; i < CN_WAITERS; i++)
-            REQUIRE(await_int(&PW[i].in_call, r, 5.0));
+            REQUIRE(await_int(&PW[i].in_call, r, scaledf(5.0, 30.0)));
         spin_ns(rng_below(50000));
         for (j = 0; j < CN_EVDS; j++) {
             /* CN_WAITERS events, spread over the EVDs, rotating by round */
@@ -918,7 +918,7 @@ TEST(STRESS_cno_many_waiters)
             atomic_store(&PO[j].go, r);
         }
         for (j = 0; j < CN_EVDS; j++)
-            REQUIRE(await_int(&PO[j].done, r, 5.0));
+            REQUIRE(await_int(&PO[j].done, r, scaledf(5.0, 30.0)));
         deadline = ctest_now() + watchdog;
         for (i = 0; i < CN_WAITERS; i++) {
             double left = deadline - ctest_now();

@@ -282,3 +282,83 @@ fn concurrent_frees_have_one_winner() {
     }
     ia.close(true).expect("close");
 }
+
+/// Counts the calling thread's heap allocations (for the no-allocation test).
+mod counting {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static ALLOCS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub struct Counting;
+
+    // SAFETY: forwards to the system allocator unchanged; only counts.
+    #[allow(unsafe_code)]
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+            // SAFETY: same contract as the caller's.
+            unsafe { System.alloc(l) }
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            // SAFETY: same contract as the caller's.
+            unsafe { System.dealloc(p, l) }
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+            let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+            // SAFETY: same contract as the caller's.
+            unsafe { System.realloc(p, l, n) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    /// Allocations made by this thread so far.
+    pub fn count() -> u64 {
+        ALLOCS.with(Cell::get)
+    }
+}
+
+#[test]
+fn posting_and_dequeuing_events_allocates_nothing() {
+    let ia = open(4);
+    let evd = Evd::create(&ia, 64, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
+    let cno = ia.create_cno(Agent::default()).expect("cno");
+    let fed = Evd::create(&ia, 64, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
+    // Warm up lazily created per-thread state (epoch handle, parker).
+    evd.post_se(event::SOFTWARE, 0).expect("post");
+    evd.dequeue().expect("dequeue");
+    let before = counting::count();
+    for round in 0..100 {
+        for i in 0..64 {
+            evd.post_se(event::SOFTWARE, i).expect("post");
+            fed.post_se(event::SOFTWARE, i)
+                .expect("post to a CNO's EVD");
+        }
+        // A 65th event overflows: refused without allocating either.
+        assert_eq!(
+            evd.post_se(event::SOFTWARE, 99),
+            Err(DatError::of(Type::QueueFull))
+        );
+        for _ in 0..64 {
+            evd.dequeue().expect("dequeue");
+            fed.dequeue().expect("dequeue");
+        }
+        let handle = crate::handle::get::<Evd>(evd.handle.addr()).expect("lookup");
+        assert_eq!(handle.handle, evd.handle, "round {round}");
+    }
+    assert_eq!(
+        evd.wait(0, 1),
+        Ok(WaitOutcome::Timeout(0)),
+        "an expired wait"
+    );
+    assert_eq!(counting::count(), before, "allocations on the event path");
+    // The counter does see this thread's allocations.
+    let v = std::hint::black_box(vec![1u8; 16]);
+    assert_eq!(counting::count(), before + 1);
+    drop(v);
+    ia.close(false).expect("close");
+}

@@ -33,8 +33,7 @@
 //! is held except the kernel's eventfd).
 
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use nix::poll::{ppoll, PollFd, PollFlags};
@@ -65,13 +64,23 @@ pub fn spin_budget() -> Duration {
     })
 }
 
+mod notify;
+pub use notify::Notifier;
+
+/// What the notifier protocol is built from (`notify.rs` is also compiled
+/// against loom's versions of these by the loom model test).
+mod sync {
+    pub(super) use std::sync::atomic::{fence, AtomicUsize, Ordering};
+    pub(super) use std::sync::{Arc, Mutex};
+}
+
 /// A thread's parker: an eventfd it sleeps on, written by wakers.
-struct Parker {
+pub(crate) struct Parker {
     fd: EventFd,
 }
 
 impl Parker {
-    fn unpark(&self) {
+    pub(crate) fn unpark(&self) {
         // A full counter (EAGAIN) already means "woken".
         let _ = self.fd.write(1);
     }
@@ -86,52 +95,6 @@ thread_local! {
         EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
             .ok()
             .map(|fd| Arc::new(Parker { fd }));
-}
-
-/// Where sleepers of one object register; wakers notify through it.
-#[derive(Default)]
-pub struct Notifier {
-    sleepers: AtomicUsize,
-    list: Mutex<Vec<Arc<Parker>>>,
-}
-
-impl Notifier {
-    /// A notifier with nobody registered.
-    pub const fn new() -> Notifier {
-        Notifier {
-            sleepers: AtomicUsize::new(0),
-            list: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Wakes every registered sleeper. Call after making the condition true
-    /// and after releasing the lock that guards it. One fence and one load
-    /// when nobody sleeps.
-    pub fn notify(&self) {
-        fence(Ordering::SeqCst);
-        if self.sleepers.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        for p in self.list.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-            p.unpark();
-        }
-    }
-
-    fn register(&self, p: &Arc<Parker>) {
-        self.list
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(p.clone());
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-    }
-
-    fn unregister(&self, p: &Arc<Parker>) {
-        self.sleepers.fetch_sub(1, Ordering::SeqCst);
-        let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = list.iter().position(|q| Arc::ptr_eq(q, p)) {
-            list.swap_remove(i);
-        }
-    }
 }
 
 /// Blocks every asynchronous signal of the thread until dropped. Signals
@@ -291,7 +254,7 @@ fn readable(fd: &PollFd<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     #[test]
     fn ready_condition_returns_at_once() {
@@ -332,7 +295,7 @@ mod tests {
         flag.store(true, Ordering::SeqCst);
         n.notify();
         assert_eq!(t.join().ok(), Some(Ok(())));
-        assert_eq!(n.sleepers.load(Ordering::SeqCst), 0);
+        assert_eq!(n.sleepers(), 0);
     }
 
     #[test]
