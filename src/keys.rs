@@ -288,12 +288,16 @@ impl KeyTable {
         a.free.push_back(idx);
     }
 
-    #[cfg(test)]
-    fn snapshot(&self, idx: u32) -> (u32, Region) {
-        let e = self.entry(idx as usize).expect("entry");
+    /// A consistent copy of an entry: its (local, remote) keys and region.
+    fn read(e: &Entry) -> (u32, u32, Region) {
         loop {
             let s1 = e.seq.load(Ordering::Acquire);
-            let r = (
+            if s1 & 1 == 1 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let v = (
+                e.lkey.load(Ordering::Relaxed),
                 e.rkey.load(Ordering::Relaxed),
                 Region {
                     addr: e.addr.load(Ordering::Relaxed),
@@ -303,10 +307,16 @@ impl KeyTable {
                 },
             );
             fence(Ordering::Acquire);
-            if s1 & 1 == 0 && e.seq.load(Ordering::Relaxed) == s1 {
-                return r;
+            if e.seq.load(Ordering::Relaxed) == s1 {
+                return v;
             }
         }
+    }
+
+    #[cfg(test)]
+    fn snapshot(&self, idx: u32) -> (u32, Region) {
+        let (_, rkey, r) = Self::read(self.entry(idx as usize).expect("entry"));
+        (rkey, r)
     }
 
     fn check(
@@ -322,30 +332,14 @@ impl KeyTable {
             return Err(KeyFault::Key);
         }
         let e = self.entry(index_of(key)).ok_or(KeyFault::Key)?;
-        let r = loop {
-            let s1 = e.seq.load(Ordering::Acquire);
-            if s1 & 1 == 1 {
-                std::hint::spin_loop();
-                continue;
-            }
-            let k = match side {
-                Side::Local => e.lkey.load(Ordering::Relaxed),
-                Side::Remote => e.rkey.load(Ordering::Relaxed),
-            };
-            let r = Region {
-                addr: e.addr.load(Ordering::Relaxed),
-                len: e.len.load(Ordering::Relaxed),
-                rights: Rights(e.rights.load(Ordering::Relaxed)),
-                pz: e.pz.load(Ordering::Relaxed),
-            };
-            fence(Ordering::Acquire);
-            if e.seq.load(Ordering::Relaxed) == s1 {
-                if k != key {
-                    return Err(KeyFault::Key);
-                }
-                break r;
-            }
+        let (lkey, rkey, r) = Self::read(e);
+        let k = match side {
+            Side::Local => lkey,
+            Side::Remote => rkey,
         };
+        if k != key {
+            return Err(KeyFault::Key);
+        }
         if pz.is_some_and(|p| p != r.pz) {
             return Err(KeyFault::Domain);
         }
