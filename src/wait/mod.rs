@@ -24,8 +24,10 @@
 //! sleeper count (both sequentially consistent), so a wake-up cannot fall
 //! between them.
 //!
-//! Each thread's parker is an `eventfd` created on its first sleep. The
-//! sleep can also watch one more descriptor ([`Sleep::fd`]): a transport
+//! Each thread's parker is an `eventfd` created on its first sleep. A
+//! deadline is a `timerfd` of the thread, polled beside it: a `ppoll`
+//! timeout would expire up to the thread's timer slack (50 µs) late, a
+//! timerfd expires on time. The sleep can also watch one more descriptor ([`Sleep::fd`]): a transport
 //! passes its socket or epoll descriptor so a waiting thread wakes for
 //! network readiness as well as for completions.
 //!
@@ -40,6 +42,7 @@ use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
 use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 
 /// How a wait ended without its condition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,11 +93,27 @@ impl Parker {
     }
 }
 
+/// What a thread sleeps on: its parker, and a timer for its deadlines.
+/// A timerfd expires on time, where a `ppoll` timeout would be stretched by
+/// the thread's timer slack (50 µs by default).
+struct Sleeper {
+    parker: Arc<Parker>,
+    timer: TimerFd,
+}
+
 thread_local! {
-    static PARKER: Option<Arc<Parker>> =
-        EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
-            .ok()
-            .map(|fd| Arc::new(Parker { fd }));
+    static SLEEPER: Option<Sleeper> = {
+        let fd = EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK).ok();
+        let timer = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_CLOEXEC | TimerFlags::TFD_NONBLOCK,
+        )
+        .ok();
+        fd.zip(timer).map(|(fd, timer)| Sleeper {
+            parker: Arc::new(Parker { fd }),
+            timer,
+        })
+    };
 }
 
 /// Blocks every asynchronous signal of the thread until dropped. Signals
@@ -173,38 +192,33 @@ pub fn wait<R>(
         }
         std::hint::spin_loop();
     }
-    let parker = PARKER.with(|p| p.clone());
-    if let Some(p) = &parker {
-        n.register(p);
-    }
-    let out = loop {
-        if let Some(r) = poll() {
-            break Ok(r);
+    SLEEPER.with(|sleeper| {
+        if let Some(s) = sleeper {
+            n.register(&s.parker);
         }
-        let now = Instant::now();
-        if expired(now) {
-            break Err(Wake::TimedOut);
-        }
-        // Without a parker (no descriptor left), sleep in short slices.
-        let slice = if parker.is_some() {
-            None
-        } else {
-            Some(Duration::from_micros(200))
+        let out = loop {
+            if let Some(r) = poll() {
+                break Ok(r);
+            }
+            let now = Instant::now();
+            if expired(now) {
+                break Err(Wake::TimedOut);
+            }
+            let left = sleep.deadline.map(|d| d - now);
+            match park(sleeper.as_ref(), sleep.fd, left, held.as_ref()) {
+                Park::Interrupted => break Err(Wake::Interrupted),
+                Park::Other => {}
+            }
         };
-        let left = sleep.deadline.map(|d| d - now);
-        let timeout = match (left, slice) {
-            (Some(l), Some(s)) => Some(l.min(s)),
-            (l, s) => l.or(s),
-        };
-        match park(parker.as_deref(), sleep.fd, timeout, held.as_ref()) {
-            Park::Interrupted => break Err(Wake::Interrupted),
-            Park::Other => {}
+        if let Some(s) = sleeper {
+            n.unregister(&s.parker);
+            if sleep.deadline.is_some() {
+                // A later wait without a deadline must not see it expire.
+                let _ = s.timer.unset();
+            }
         }
-    };
-    if let Some(p) = &parker {
-        n.unregister(p);
-    }
-    out
+        out
+    })
 }
 
 enum Park {
@@ -212,34 +226,40 @@ enum Park {
     Other,
 }
 
+/// One sleep: until the parker or `extra` is readable, `left` has passed,
+/// or a signal arrives (the thread's own mask is installed atomically).
 fn park(
-    parker: Option<&Parker>,
+    sleeper: Option<&Sleeper>,
     extra: Option<BorrowedFd<'_>>,
-    timeout: Option<Duration>,
+    left: Option<Duration>,
     held: Option<&SignalsHeld>,
 ) -> Park {
-    let ts = timeout.map(TimeSpec::from_duration);
     let mask = held.map(|h| h.saved);
-    let own = parker.map(|p| PollFd::new(p.fd.as_fd(), PollFlags::POLLIN));
-    let other = extra.map(|fd| PollFd::new(fd, PollFlags::POLLIN));
-    let (r, woken) = match (own, other) {
-        (Some(a), Some(b)) => {
-            let mut fds = [a, b];
-            let r = ppoll(&mut fds, ts, mask);
-            (r, readable(&fds[0]))
-        }
-        (Some(a), None) => {
-            let mut fds = [a];
-            let r = ppoll(&mut fds, ts, mask);
-            (r, readable(&fds[0]))
-        }
-        (None, Some(b)) => (ppoll(&mut [b], ts, mask), false),
-        (None, None) => (ppoll(&mut [], ts, mask), false),
+    let Some(s) = sleeper else {
+        // No descriptors could be had: sleep in short slices.
+        let slice = Duration::from_micros(200);
+        let ts = TimeSpec::from_duration(left.map_or(slice, |l| l.min(slice)));
+        return match ppoll(&mut [], Some(ts), mask) {
+            Err(nix::errno::Errno::EINTR) => Park::Interrupted,
+            _ => Park::Other,
+        };
     };
-    if woken {
-        if let Some(p) = parker {
-            p.drain();
-        }
+    if let Some(l) = left {
+        // Re-arming also clears an earlier expiry.
+        let due = Expiration::OneShot(TimeSpec::from_duration(l.max(Duration::from_nanos(1))));
+        let _ = s.timer.set(due, TimerSetTimeFlags::empty());
+    }
+    let own = s.parker.fd.as_fd();
+    // Without a deadline the timer is disarmed and never becomes readable;
+    // without an extra descriptor the parker is listed twice.
+    let mut fds = [
+        PollFd::new(own, PollFlags::POLLIN),
+        PollFd::new(s.timer.as_fd(), PollFlags::POLLIN),
+        PollFd::new(extra.unwrap_or(own), PollFlags::POLLIN),
+    ];
+    let r = ppoll(&mut fds, None, mask);
+    if readable(&fds[0]) {
+        s.parker.drain();
     }
     match r {
         Err(nix::errno::Errno::EINTR) => Park::Interrupted,
