@@ -155,11 +155,13 @@ pub trait Kind: Send + Sync + 'static {
     const TYPE: HandleType;
 }
 
+#[inline]
 fn arena_base() -> usize {
     SLOTS.as_ptr() as usize
 }
 
 /// The slot of an address, if the address is a slot of the arena.
+#[inline]
 fn slot_of(addr: usize) -> Option<&'static Slot> {
     let off = addr.checked_sub(arena_base())?;
     if off % std::mem::size_of::<Slot>() != 0 {
@@ -169,17 +171,20 @@ fn slot_of(addr: usize) -> Option<&'static Slot> {
 }
 
 /// True if `addr` lies in our arena on a slot boundary (live or not).
+#[inline]
 pub fn is_ours(addr: usize) -> bool {
     slot_of(addr).is_some()
 }
 
 /// The type of the live object at `addr`: one load, no lock, no pin.
+#[inline]
 pub fn type_of(addr: usize) -> Option<HandleType> {
     let tag = slot_of(addr)?.object.load(Ordering::Acquire) & TAG_MASK;
     (tag != 0).then(|| HandleType::ALL[tag - 1])
 }
 
 /// True if `h` names a live object.
+#[inline]
 pub fn is_live(h: Handle) -> bool {
     type_of(h.addr()).is_some()
 }
@@ -195,6 +200,7 @@ pub struct Ref<T: Kind> {
 
 impl<T: Kind> Deref for Ref<T> {
     type Target = T;
+    #[inline]
     fn deref(&self) -> &T {
         // SAFETY: the pointer came from `Arc::into_raw` of a live object and
         // was read under `_guard`; the table's reference is released only
@@ -218,6 +224,7 @@ impl<T: Kind> Ref<T> {
 }
 
 /// The live object at `addr` if it has type `T`.
+#[inline]
 pub fn get<T: Kind>(addr: usize) -> Option<Ref<T>> {
     let slot = slot_of(addr)?;
     let guard = epoch::pin();
@@ -233,11 +240,13 @@ pub fn get<T: Kind>(addr: usize) -> Option<Ref<T>> {
 }
 
 /// The live object at `addr` if it has type `T`, else `DAT_INVALID_HANDLE/sub`.
+#[inline]
 pub fn expect<T: Kind>(addr: usize, sub: Sub) -> Result<Ref<T>> {
     get::<T>(addr).ok_or(DatError::handle(sub))
 }
 
 /// The consumer context of a live handle.
+#[inline]
 pub fn context(addr: usize) -> Option<u64> {
     let slot = slot_of(addr)?;
     let v = slot.context.load(Ordering::Acquire);
@@ -245,6 +254,7 @@ pub fn context(addr: usize) -> Option<u64> {
 }
 
 /// Sets the consumer context of a live handle; false if it is not live.
+#[inline]
 pub fn set_context(addr: usize, value: u64) -> bool {
     let Some(slot) = slot_of(addr) else {
         return false;

@@ -84,6 +84,8 @@ pub(crate) struct Parker {
 
 impl Parker {
     pub(crate) fn unpark(&self) {
+        #[cfg(test)]
+        tests::UNPARKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         // A full counter (EAGAIN) already means "woken".
         let _ = self.fd.write(1);
     }
@@ -274,7 +276,40 @@ fn readable(fd: &PollFd<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    /// Eventfd writes made by wakers (all tests of this module).
+    pub(super) static UNPARKS: AtomicU64 = AtomicU64::new(0);
+
+    #[test]
+    fn notify_without_a_sleeper_makes_no_system_call() {
+        let n = Notifier::new();
+        let before = UNPARKS.load(Ordering::SeqCst);
+        for _ in 0..1000 {
+            n.notify();
+        }
+        // Other tests may wake their own sleepers meanwhile, but not 1000 times.
+        assert!(UNPARKS.load(Ordering::SeqCst) - before < 100);
+        let flag = Arc::new(AtomicBool::new(false));
+        let n = Arc::new(n);
+        let (n2, f2) = (n.clone(), flag.clone());
+        let t = std::thread::spawn(move || {
+            wait(&n2, Sleep::default(), || {
+                f2.load(Ordering::SeqCst).then_some(())
+            })
+        });
+        while n.sleepers() == 0 {
+            std::thread::yield_now();
+        }
+        let before = UNPARKS.load(Ordering::SeqCst);
+        flag.store(true, Ordering::SeqCst);
+        n.notify();
+        assert!(
+            UNPARKS.load(Ordering::SeqCst) > before,
+            "a sleeper is woken"
+        );
+        assert_eq!(t.join().ok(), Some(Ok(())));
+    }
 
     #[test]
     fn ready_condition_returns_at_once() {
