@@ -120,12 +120,12 @@ impl Cno {
     }
 
     /// Bumps the sequence with the lock held; returns the one-shot agent
-    /// to call (taken off the CNO) when `take_agent`.
-    fn signal(&self, st: &mut State, hint: Handle, take_agent: bool) -> Agent {
+    /// to call, taken off the CNO (the default agent when there is none).
+    fn signal(&self, st: &mut State, hint: Handle) -> Agent {
         st.seq = st.seq.wrapping_add(1);
         st.hint = hint;
         self.seq.store(st.seq, Ordering::Release);
-        if take_agent && st.agent.func != 0 {
+        if st.agent.func != 0 {
             std::mem::take(&mut st.agent)
         } else {
             Agent::default()
@@ -140,7 +140,7 @@ impl Cno {
             if st.dead {
                 return;
             }
-            self.signal(&mut st, evd, true)
+            self.signal(&mut st, evd)
         };
         self.waiters.notify();
         self.call_agent(agent, evd);
@@ -164,7 +164,7 @@ impl Cno {
                 return;
             }
             st.dead |= dead;
-            self.signal(&mut st, Handle::NULL, true)
+            self.signal(&mut st, Handle::NULL)
         };
         self.waiters.notify();
         self.call_agent(agent, Handle::NULL);

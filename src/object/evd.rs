@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub, Type};
@@ -18,7 +18,6 @@ use crate::object::event::{self, Event};
 use crate::object::ia::{self, Ia, IaState};
 use crate::object::{lock, lock_anyway, Cno, Object};
 use crate::wait::{self, Notifier, Sleep, Wake};
-use std::sync::Mutex;
 
 /// `DAT_EVD_SOFTWARE_FLAG`.
 pub const EVD_SOFTWARE_FLAG: u32 = 0x001;
