@@ -27,9 +27,11 @@ fn open(async_qlen: i32) -> Arc<Ia> {
     .expect("open")
 }
 
-static AGENT_CALLS: AtomicUsize = AtomicUsize::new(0);
-fn count_agent(_: Agent, _: Handle) {
-    AGENT_CALLS.fetch_add(1, Ordering::SeqCst);
+/// Agent calls, counted per agent `instance_data` (each test uses its own,
+/// since tests run concurrently).
+static AGENT_CALLS: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
+fn count_agent(a: Agent, _: Handle) {
+    AGENT_CALLS[a.instance_data % 8].fetch_add(1, Ordering::SeqCst);
 }
 
 #[test]
@@ -119,7 +121,7 @@ fn cno_trigger_wakes_waiter_and_agent_is_one_shot() {
         .expect("cno");
     let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
     assert_eq!(cno.free(), Err(DatError::state(Sub::CnoInUse)));
-    let before = AGENT_CALLS.load(Ordering::SeqCst);
+    let before = AGENT_CALLS[7].load(Ordering::SeqCst);
     let waiter = {
         let cno = cno.clone();
         std::thread::spawn(move || cno.wait(5_000_000))
@@ -127,10 +129,10 @@ fn cno_trigger_wakes_waiter_and_agent_is_one_shot() {
     std::thread::sleep(Duration::from_millis(50));
     evd.post_se(event::SOFTWARE, 9).expect("post");
     assert_eq!(waiter.join().expect("join"), Ok(CnoWake::Evd(evd.handle)));
-    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(AGENT_CALLS[7].load(Ordering::SeqCst), before + 1);
     assert_eq!(cno.agent(), Ok(Agent::default()));
     evd.post_se(event::SOFTWARE, 10).expect("post");
-    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(AGENT_CALLS[7].load(Ordering::SeqCst), before + 1);
     evd.free().expect("free evd");
     cno.free().expect("free cno");
     ia.close(true).expect("graceful");
@@ -243,14 +245,14 @@ fn cno_agent_is_called_when_its_last_evd_is_freed_and_on_abrupt_close() {
     };
     let cno = ia.create_cno(agent).expect("cno");
     let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
-    let before = AGENT_CALLS.load(Ordering::SeqCst);
+    let before = AGENT_CALLS[1].load(Ordering::SeqCst);
     evd.free().expect("free evd");
-    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(AGENT_CALLS[1].load(Ordering::SeqCst), before + 1);
     assert_eq!(cno.agent(), Ok(Agent::default()), "one-shot");
     cno.set_agent(agent).expect("re-arm");
-    let before = AGENT_CALLS.load(Ordering::SeqCst);
+    let before = AGENT_CALLS[1].load(Ordering::SeqCst);
     ia.close(false).expect("abrupt");
-    assert_eq!(AGENT_CALLS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(AGENT_CALLS[1].load(Ordering::SeqCst), before + 1);
 }
 
 #[test]
