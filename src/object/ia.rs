@@ -1,7 +1,7 @@
 //! The Interface Adapter: root of every other object.
 //!
 //! The structural state of an IA (its children and who uses whom) is kept
-//! under one mutex, [`IaState`]: creating and freeing objects is not on the
+//! under one mutex, `IaState`: creating and freeing objects is not on the
 //! data path, and one lock makes the in-use checks race-free. No lookup takes
 //! it: handles are validated by the handle table, memory contexts by the
 //! IA's [`KeyTable`], and the async EVD sits behind its own leaf lock so that

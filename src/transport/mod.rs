@@ -1,28 +1,22 @@
-//! The transport interface: a narrow reliable-connection queue-pair model,
-//! like a verbs RC QP plus a connection manager. The DAT object layer drives
-//! it; a transport never sees DAT objects, handles or events.
+//! Transports: how the DAT layer reaches a network.
+//!
+//! - [`verbs`]: the queue-pair interface every transport implements
+//!   (verbs + rdma_cm shaped: devices, protection domains, memory
+//!   registrations and windows, completion queues, shared receive queues,
+//!   queue pairs, listeners, progress).
+//! - [`Capabilities`]: what a device can do; the DAT layer derives every
+//!   `dat_ia_query` attribute from it.
+//! - [`memcheck`]: whether memory can be registered (mapped, readable,
+//!   writable, shared), without reading `/proc/self/maps`.
+//! - Addressing: the IA address of a device configuration, the Linux
+//!   `sockaddr` layout, and the DAT connection qualifier → TCP port map.
 //!
 //! ```text
-//!   object layer (EP, PSP/RSP/CR, LMR/RMR, EVD)
-//!        │  Device / QueuePair / Listener calls        ▲ Completion / CmEvent
-//!        ▼                                             │ through the sinks
-//!   transport: tcp (software, sockets) · shm (same host) · verbs (rdma-core)
+//!   DAT object layer (EP, PSP/RSP/CR, LMR/RMR, EVD)
+//!        │  Device / QueuePair / Listener calls      ▲ polled completions,
+//!        ▼                                           │ connection events
+//!   transport: iWARP over TCP (software) · shm (same host) · rdma-core verbs
 //! ```
-//!
-//! Shape of the interface (the endpoint layer that uses it comes with
-//! connections):
-//! - [`Device`]: an opened adapter. Registers memory ([`MemKey`]s that the
-//!   remote side names in RDMA operations), creates queue pairs and
-//!   listeners, reports its address and limits.
-//! - [`QueuePair`]: connect / accept / reject / disconnect, and post
-//!   send / recv / RDMA read / RDMA write work requests. Every posted request
-//!   completes exactly once, through the QP's [`CompletionSink`], in posting
-//!   order per queue; a disconnect flushes what is outstanding.
-//! - [`Listener`]: receives connection requests for one port qualifier and
-//!   reports them through a [`CmSink`].
-//!
-//! Transports report asynchronously; the object layer turns completions and
-//! connection events into DAT events on the right EVDs.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -30,6 +24,7 @@ use crate::error::{DatError, Result, Sub};
 
 pub mod memcheck;
 mod sys;
+pub mod verbs;
 
 /// What a device can do, in transport terms (like verbs' device
 /// attributes). The DAT layer derives every `dat_ia_query` attribute from
@@ -212,137 +207,44 @@ impl From<SocketAddr> for SockAddrStorage {
     }
 }
 
-/// A key naming registered memory on a device (lkey/rkey).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MemKey(pub u32);
-
-/// Access rights of a registration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Access {
-    pub local_write: bool,
-    pub remote_read: bool,
-    pub remote_write: bool,
+/// The TCP port of a DAT connection qualifier: a qualifier that fits in 16
+/// bits is the port; a larger one maps to `q % 32001 + 33534`, as OFED's
+/// dapl rdma_cm provider does, so that peers running real dapl over iWARP
+/// find each other. (Two large qualifiers can share a port.)
+pub fn port_of_qualifier(q: u64) -> u16 {
+    match u16::try_from(q) {
+        Ok(p) => p,
+        // q % 32001 < 32001, so the sum is below 65535.
+        Err(_) => (q % 32_001 + 33_534) as u16,
+    }
 }
 
-/// One scatter/gather element: registered memory named by its key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sge {
-    pub key: MemKey,
-    pub addr: u64,
-    pub len: u64,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A work request posted on a queue pair.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WorkRequest {
-    Send {
-        sgl: Vec<Sge>,
-        signaled: bool,
-        solicited: bool,
-    },
-    Recv {
-        sgl: Vec<Sge>,
-    },
-    RdmaWrite {
-        sgl: Vec<Sge>,
-        remote_key: MemKey,
-        remote_addr: u64,
-        signaled: bool,
-    },
-    RdmaRead {
-        sgl: Vec<Sge>,
-        remote_key: MemKey,
-        remote_addr: u64,
-        signaled: bool,
-    },
-}
+    #[test]
+    fn qualifiers_map_to_ports_as_ofed_dapl() {
+        assert_eq!(port_of_qualifier(0), 0);
+        assert_eq!(port_of_qualifier(4791), 4791);
+        assert_eq!(port_of_qualifier(65_535), 65_535);
+        assert_eq!(port_of_qualifier(65_536), (65_536 % 32_001 + 33_534) as u16);
+        assert_eq!(
+            port_of_qualifier(u64::MAX),
+            (u64::MAX % 32_001 + 33_534) as u16
+        );
+        for q in [70_000u64, 1 << 40, 123_456_789] {
+            let p = port_of_qualifier(q);
+            assert!((33_534..65_535).contains(&p));
+        }
+    }
 
-/// Completion status of a work request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WcStatus {
-    Success,
-    Flushed,
-    LocalLength,
-    LocalProtection,
-    RemoteAccess,
-    Transport,
-    ReceiverNotReady,
-}
-
-/// The completion of one work request, identified by the id given at post time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Completion {
-    pub wr_id: u64,
-    pub status: WcStatus,
-    pub bytes: u64,
-}
-
-/// Connection manager events.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CmEvent {
-    /// A connection request arrived on a listener.
-    Request {
-        id: u64,
-        remote: SocketAddr,
-        private_data: Vec<u8>,
-    },
-    Established {
-        private_data: Vec<u8>,
-    },
-    Rejected {
-        by_peer: bool,
-    },
-    Unreachable,
-    TimedOut,
-    Disconnected,
-    Broken,
-}
-
-/// Receives completions of a queue pair.
-pub trait CompletionSink: Send + Sync {
-    fn send_complete(&self, c: Completion);
-    fn recv_complete(&self, c: Completion);
-}
-
-/// Receives connection manager events.
-pub trait CmSink: Send + Sync {
-    fn event(&self, e: CmEvent);
-}
-
-/// An opened adapter.
-pub trait Device: Send + Sync {
-    /// The address peers connect to.
-    fn address(&self) -> SocketAddr;
-    /// Makes `[addr, addr + len)` accessible to the transport.
-    fn register(&self, addr: u64, len: u64, access: Access) -> Result<MemKey>;
-    /// Revokes a registration.
-    fn deregister(&self, key: MemKey);
-    /// A new, unconnected queue pair.
-    fn create_qp(
-        &self,
-        completions: std::sync::Arc<dyn CompletionSink>,
-        cm: std::sync::Arc<dyn CmSink>,
-    ) -> Result<Box<dyn QueuePair>>;
-    /// Starts listening on a port qualifier.
-    fn listen(&self, port: u64, cm: std::sync::Arc<dyn CmSink>) -> Result<Box<dyn Listener>>;
-}
-
-/// A reliable-connection queue pair.
-pub trait QueuePair: Send + Sync {
-    fn connect(
-        &self,
-        remote: SocketAddr,
-        port: u64,
-        private_data: &[u8],
-        timeout_us: u32,
-    ) -> Result<()>;
-    /// Accepts the request `id` of a listener on this QP.
-    fn accept(&self, id: u64, private_data: &[u8]) -> Result<()>;
-    fn disconnect(&self, graceful: bool) -> Result<()>;
-    fn post(&self, wr_id: u64, wr: WorkRequest) -> Result<()>;
-}
-
-/// A listening port qualifier.
-pub trait Listener: Send + Sync {
-    fn reject(&self, id: u64) -> Result<()>;
+    #[test]
+    fn sockaddr_layout_is_linux() {
+        let a: SocketAddr = "10.1.2.3:4791".parse().expect("addr");
+        let s = SockAddrStorage::from(a);
+        assert_eq!(&s.bytes[0..2], &AF_INET.to_ne_bytes());
+        assert_eq!(&s.bytes[2..4], &4791u16.to_be_bytes());
+        assert_eq!(&s.bytes[4..8], &[10, 1, 2, 3]);
+    }
 }

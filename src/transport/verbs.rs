@@ -1,0 +1,409 @@
+//! The queue-pair interface every transport implements, shaped like verbs
+//! plus rdma_cm so that the rdma-core transport maps onto it one to one and
+//! the software transports (iWARP over TCP, shared memory) fit as well.
+//!
+//! ```text
+//!   DAT layer:  IA        PZ      LMR / RMR         EVD (DTO)   EP            PSP / RSP / CR
+//!                │         │         │                 │         │                 │
+//!   transport:  Device ─ pd ──── register / window ── Cq ────── QueuePair ──── Listener + CmHandler
+//! ```
+//!
+//! - A [`Device`] is an opened adapter: capabilities, address, protection
+//!   domains, memory registration (the transport chooses the keys: they are
+//!   the DAT contexts), memory windows, completion queues, shared receive
+//!   queues, queue pairs and listeners.
+//! - Work requests borrow their scatter lists ([`SendWr`], [`RecvWr`]):
+//!   posting allocates nothing and the consumer's IOV is free again when
+//!   the post returns (`DAT_IOV_CONSUMER`).
+//! - Every posted work request completes exactly once on its queue's
+//!   [`CompletionQueue`] — unsignalled successful sends excepted — in
+//!   posting order per queue; a broken or disconnected queue pair flushes
+//!   what is outstanding ([`WcStatus::Flushed`]).
+//! - Completion queues are polled ([`CompletionQueue::poll`] never blocks
+//!   and drives the transport's engine for the queue pairs that feed it, so
+//!   the thread that waits for a completion produces it: no thread hop);
+//!   they can be armed for one notification and expose a descriptor to
+//!   sleep on.
+//! - Connection management is asynchronous: calls start an exchange, and
+//!   the outcome arrives as a [`CmEvent`] through the [`CmHandler`] given
+//!   when the queue pair or listener was created.
+//!
+//! A transport never sees DAT objects, handles or events, and the DAT layer
+//! never sees sockets.
+
+use std::net::SocketAddr;
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::keys::KeyFault;
+pub use crate::keys::Rights as Access;
+
+use super::Capabilities;
+
+/// A queue pair's number, unique on its device.
+pub type QpNum = u32;
+
+/// A protection domain of a device (an opaque id, never 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PdId(pub u64);
+
+/// One element of a scatter/gather list: registered memory named by its
+/// local key. `addr` is a virtual address of the consumer's process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sge {
+    pub addr: u64,
+    pub len: u64,
+    pub lkey: u32,
+}
+
+/// A memory registration: the keys the transport chose for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryRegion {
+    /// Names the registration locally (in [`Sge::lkey`]); the DAT `lmr_context`.
+    pub lkey: u32,
+    /// Names it to peers; 0 unless remote access was granted. The DAT
+    /// `rmr_context` of an LMR.
+    pub rkey: u32,
+    /// The registered range (may be rounded out to pages).
+    pub addr: u64,
+    pub len: u64,
+    /// The transport's own id of the registration.
+    pub id: u64,
+}
+
+/// A memory window (the DAT RMR): allocated in a protection domain, bound
+/// to part of a registration by a work request on a send queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WindowId(pub u64);
+
+/// What a send-queue work request does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOp {
+    /// A Send consuming one receive at the peer; `solicited` asks the peer
+    /// to notify a CQ armed for solicited completions.
+    Send { solicited: bool },
+    /// Writes the scatter list to `[remote_addr, …)` of the peer's memory
+    /// named by `rkey`.
+    RdmaWrite { remote_addr: u64, rkey: u32 },
+    /// Reads `[remote_addr, …)` of the peer's memory into the scatter list.
+    RdmaRead { remote_addr: u64, rkey: u32 },
+}
+
+/// A send-queue work request. The scatter list is borrowed for the call.
+#[derive(Clone, Copy, Debug)]
+pub struct SendWr<'a> {
+    /// Returned in the completion (the DAT cookie).
+    pub wr_id: u64,
+    pub op: SendOp,
+    pub sgl: &'a [Sge],
+    /// Produce a completion on success too (errors always complete).
+    pub signaled: bool,
+    /// Start only after every earlier RDMA Read of this queue pair completed.
+    pub fence: bool,
+}
+
+/// A receive work request (on a queue pair or a shared receive queue).
+#[derive(Clone, Copy, Debug)]
+pub struct RecvWr<'a> {
+    pub wr_id: u64,
+    pub sgl: &'a [Sge],
+}
+
+/// A memory-window bind, posted on a send queue.
+#[derive(Clone, Copy, Debug)]
+pub struct BindWr {
+    pub wr_id: u64,
+    pub window: WindowId,
+    /// The registration (its local key) and the part of it to expose.
+    pub lkey: u32,
+    pub addr: u64,
+    pub len: u64,
+    /// Remote rights the window grants (a zero length unbinds).
+    pub access: Access,
+    pub signaled: bool,
+    pub fence: bool,
+}
+
+/// Why a post was refused (nothing was queued).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostError {
+    /// The queue pair is not in a state that accepts this work request.
+    State,
+    /// The queue is full (more outstanding requests than its depth).
+    QueueFull,
+    /// More scatter/gather elements than the queue pair allows.
+    TooManySge,
+    /// A length beyond the device's limits.
+    Length,
+    /// A local key, range or right is wrong (the same check the target
+    /// applies to remote keys).
+    Protection(KeyFault),
+    /// The operation is not supported on this queue pair or device.
+    Unsupported,
+}
+
+/// Why a device call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceError {
+    /// A limit of the device or the process was reached.
+    Resources,
+    /// The memory cannot be registered (unmapped, not readable, not
+    /// writable though write access was asked for, not shared).
+    Memory(super::memcheck::Fault),
+    /// An argument the device cannot accept.
+    Invalid,
+    /// The port (connection qualifier) is in use.
+    PortInUse,
+    /// No such object (already destroyed).
+    NotFound,
+    /// The object is in use (e.g. a registration a window is bound to).
+    Busy,
+    /// The call does not fit the object's state.
+    State,
+}
+
+/// What a completion is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WcOp {
+    Send,
+    RdmaWrite,
+    RdmaRead,
+    Bind,
+    Recv,
+}
+
+/// How a work request ended (InfiniBand's statuses, which DAT's DTO
+/// statuses assume).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WcStatus {
+    Success,
+    /// Not executed: the queue pair broke or was disconnected first.
+    Flushed,
+    /// A received message was longer than the receive buffer.
+    LocalLength,
+    /// A local key, range or right check failed while executing.
+    LocalProtection,
+    /// The request is not valid for the queue pair.
+    LocalOperation,
+    /// The peer refused a remote key, range or right.
+    RemoteAccess,
+    /// The peer could not process the request (e.g. a message too long for
+    /// its receive buffer).
+    RemoteOperation,
+    /// The peer found the request malformed.
+    RemoteInvalidRequest,
+    /// No receive was posted at the peer within the receiver-not-ready time.
+    ReceiverNotReady,
+    /// The peer stopped answering (transport retries exhausted).
+    TransportRetry,
+    /// A memory-window bind failed.
+    BindFailure,
+    /// Any other fatal error of the queue pair.
+    Fatal,
+}
+
+/// One completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wc {
+    pub wr_id: u64,
+    pub status: WcStatus,
+    pub op: WcOp,
+    /// Bytes transferred (for receives: bytes placed).
+    pub byte_len: u64,
+    /// The queue pair the work request was posted on.
+    pub qp: QpNum,
+    /// A receive completed by a Send with the solicited flag.
+    pub solicited: bool,
+}
+
+/// A completion queue: polled, never blocking.
+pub trait CompletionQueue: Send + Sync {
+    /// Drives the engine of the queue pairs feeding this queue (reads
+    /// sockets, places data, produces completions), then moves up to
+    /// `out.len()` completions into `out`. Returns how many. Never blocks
+    /// and never allocates.
+    fn poll(&self, out: &mut [Wc]) -> usize;
+
+    /// Asks for one notification: the next completion (with
+    /// `solicited_only`, the next solicited receive or any error) makes
+    /// [`CompletionQueue::wait_fd`] readable.
+    fn arm(&self, solicited_only: bool);
+
+    /// What a waiting thread sleeps on: readable when an armed notification
+    /// fired, or when the queue pairs feeding the queue need progress (data
+    /// arrived on their connections).
+    fn wait_fd(&self) -> BorrowedFd<'_>;
+
+    /// The number of completions the queue holds.
+    fn depth(&self) -> u32;
+
+    /// Changes the depth (not below the completions queued now).
+    fn resize(&self, depth: u32) -> Result<(), DeviceError>;
+}
+
+/// A shared receive queue.
+pub trait SharedReceiveQueue: Send + Sync {
+    fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError>;
+    /// Receives posted and not yet consumed.
+    fn outstanding(&self) -> u32;
+    fn depth(&self) -> u32;
+    fn resize(&self, depth: u32) -> Result<(), DeviceError>;
+}
+
+/// The state of a queue pair, as verbs and rdma_cm see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpState {
+    /// Created; receives may be posted.
+    Idle,
+    /// Connecting (active) or accepting (passive).
+    Connecting,
+    /// Connected: everything may be posted.
+    Connected,
+    /// Disconnecting gracefully.
+    Disconnecting,
+    /// Disconnected or broken: outstanding work has been flushed.
+    Closed,
+}
+
+/// How the queue pair is built.
+#[derive(Clone)]
+pub struct QpConfig {
+    pub pd: PdId,
+    pub send_cq: Arc<dyn CompletionQueue>,
+    pub recv_cq: Arc<dyn CompletionQueue>,
+    /// Receives come from this shared queue instead of the queue pair's own.
+    pub srq: Option<Arc<dyn SharedReceiveQueue>>,
+    pub send_depth: u32,
+    pub recv_depth: u32,
+    pub max_send_sge: u32,
+    pub max_recv_sge: u32,
+    /// Inbound and outbound RDMA Reads in flight.
+    pub ird: u32,
+    pub ord: u32,
+    /// Receives connection events.
+    pub cm: Arc<dyn CmHandler>,
+}
+
+/// Connection events. Private data is borrowed for the call; the handler
+/// copies what it keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmEvent<'a> {
+    /// On a listener: a peer asks to connect. Answer with
+    /// [`Device::accept`] or [`Listener::reject`] and `request`.
+    ConnectRequest {
+        request: u64,
+        remote: SocketAddr,
+        local: SocketAddr,
+        port: u16,
+        private_data: &'a [u8],
+    },
+    /// On a queue pair: connected (active side: the peer's reply data).
+    Established { private_data: &'a [u8] },
+    /// On a queue pair: the peer rejected the request.
+    Rejected { private_data: &'a [u8] },
+    /// On a queue pair: no one listens there, or the address is unreachable.
+    Unreachable,
+    /// On a queue pair: the exchange did not finish in time.
+    TimedOut,
+    /// On a queue pair: accepting failed (the peer went away meanwhile).
+    AcceptFailed,
+    /// On a queue pair: the connection was closed in an orderly way.
+    Disconnected,
+    /// On a queue pair: the connection broke (reset, silence, protocol error).
+    Broken,
+}
+
+/// Receives connection events. Called from whichever thread drives the
+/// engine, with no transport lock held that the handler's calls need.
+pub trait CmHandler: Send + Sync {
+    /// `qp` is the queue pair the event is about (`None` on a listener).
+    fn event(&self, qp: Option<QpNum>, ev: CmEvent<'_>);
+}
+
+/// A reliable-connection queue pair.
+pub trait QueuePair: Send + Sync {
+    fn num(&self) -> QpNum;
+    fn state(&self) -> QpState;
+
+    /// Posts to the send queue. Allocates nothing.
+    fn post_send(&self, wr: &SendWr<'_>) -> Result<(), PostError>;
+    /// Posts to the receive queue (not allowed with an SRQ).
+    fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError>;
+    /// Posts a memory-window bind; returns the window's new remote key,
+    /// valid once the bind has executed.
+    fn post_bind(&self, wr: &BindWr) -> Result<u32, PostError>;
+
+    /// Starts connecting to `remote` (its port is ignored) at `port`.
+    fn connect(
+        &self,
+        remote: SocketAddr,
+        port: u16,
+        private_data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), DeviceError>;
+    /// Closes the connection: gracefully (queued work finishes first) or
+    /// abruptly (queued work is flushed). Ends with `Disconnected`.
+    fn disconnect(&self, graceful: bool) -> Result<(), DeviceError>;
+    /// Returns a closed queue pair to `Idle` (flushing what is left).
+    fn reset(&self) -> Result<(), DeviceError>;
+    /// Receives posted and not yet consumed, and the queue's depth.
+    fn recv_outstanding(&self) -> (u32, u32);
+}
+
+/// A listening port.
+pub trait Listener: Send + Sync {
+    /// The port it listens on (chosen by the device when 0 was asked).
+    fn port(&self) -> u16;
+    /// Refuses a pending request, sending `private_data` with the refusal.
+    fn reject(&self, request: u64, private_data: &[u8]) -> Result<(), DeviceError>;
+}
+
+/// An opened adapter.
+pub trait Device: Send + Sync {
+    fn capabilities(&self) -> &Capabilities;
+    /// The address peers connect to.
+    fn address(&self) -> SocketAddr;
+
+    fn alloc_pd(&self) -> Result<PdId, DeviceError>;
+    fn dealloc_pd(&self, pd: PdId) -> Result<(), DeviceError>;
+
+    /// Registers `[addr, addr + len)` in `pd` with `access`.
+    fn register(
+        &self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError>;
+    /// Revokes a registration: both keys stop working at once.
+    fn deregister(&self, mr: &MemoryRegion) -> Result<(), DeviceError>;
+
+    fn alloc_window(&self, pd: PdId) -> Result<WindowId, DeviceError>;
+    fn dealloc_window(&self, w: WindowId) -> Result<(), DeviceError>;
+
+    fn create_cq(&self, depth: u32) -> Result<Arc<dyn CompletionQueue>, DeviceError>;
+    fn create_srq(
+        &self,
+        pd: PdId,
+        depth: u32,
+        max_sge: u32,
+    ) -> Result<Arc<dyn SharedReceiveQueue>, DeviceError>;
+    fn create_qp(&self, cfg: QpConfig) -> Result<Arc<dyn QueuePair>, DeviceError>;
+
+    /// Listens on `port` (0: any free port), on the device's address and
+    /// on loopback.
+    fn listen(&self, port: u16, cm: Arc<dyn CmHandler>) -> Result<Arc<dyn Listener>, DeviceError>;
+    /// Accepts a pending request on `qp`, sending `private_data`.
+    fn accept(
+        &self,
+        request: u64,
+        qp: &dyn QueuePair,
+        private_data: &[u8],
+    ) -> Result<(), DeviceError>;
+
+    /// Drives the engine of every queue pair and listener of the device
+    /// once; returns whether anything happened. The transport's background
+    /// thread calls it when no application thread is polling.
+    fn progress(&self) -> bool;
+}
