@@ -28,6 +28,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use crate::error::{DatError, Result, Sub};
 
+pub mod iwarp;
 pub mod memcheck;
 mod sys;
 
