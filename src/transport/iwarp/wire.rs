@@ -75,6 +75,11 @@
 //! ([`FpduReader::placed`]), or their CRC computed elsewhere
 //! ([`FpduReader::placed_crc`], with [`crc32c_of`]); the real transport reads
 //! the just-placed destination memory for this, without another copy.
+//! Placement therefore happens before the CRC is checked (DDP allows
+//! placing before delivering): nothing may complete, and no Read Response
+//! may be started, before [`RxEvent::Done`]. The reader checks only framing
+//! and headers; whether a Read Request carries payload (it must not), MSNs
+//! and offsets are the receiver's to judge.
 //!
 //! # DDP and RDMAP headers
 //!
