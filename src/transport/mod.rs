@@ -22,6 +22,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use crate::error::{DatError, Result, Sub};
 
+pub mod iwarp;
 pub mod memcheck;
 mod sys;
 pub mod verbs;

@@ -1,0 +1,7 @@
+//! The software RDMA NIC's protocol: iWARP (MPA framing over TCP, DDP
+//! placement, RDMAP operations), spoken from user space.
+//!
+//! - [`wire`]: the pure codec — MPA setup frames, FPDU framing with CRC32c,
+//!   DDP/RDMAP headers and Terminate messages. No sockets, no threads.
+
+pub mod wire;
