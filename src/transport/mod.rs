@@ -29,6 +29,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use crate::error::{DatError, Result, Sub};
 
 pub mod memcheck;
+pub mod memio;
 mod sys;
 
 /// What a device can do, in transport terms (like verbs' device
