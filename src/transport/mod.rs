@@ -24,6 +24,7 @@ use crate::error::{DatError, Result, Sub};
 
 pub mod iwarp;
 pub mod memcheck;
+pub mod memio;
 mod sys;
 pub mod verbs;
 
