@@ -547,7 +547,9 @@ impl Conn {
         cfg.max_sge = cfg.max_sge.min(MAX_SGE as u32);
         let mut neg = neg;
         neg.max_fpdu = neg.max_fpdu.max(MIN_FPDU);
-        if neg.ack_reads && neg.ord == 0 {
+        // Ack reads need a credit beyond the consumer's reads; without one,
+        // fall back to local completion.
+        if neg.ack_reads && (neg.ord as u64) < u64::from(cfg.ord) + 1 {
             neg.ack_reads = false;
         }
         let reserve = usize::from(neg.ack_reads);
@@ -1048,10 +1050,10 @@ impl Conn {
                     return Err(self.fail(TermError::DdpUntagged(DdpUntagged::InvalidMo), sink));
                 }
                 if self.ird.len >= self.ird_limit {
-                    return Err(self.fail(
-                        TermError::DdpUntagged(DdpUntagged::InvalidMsnNoBuffer),
-                        sink,
-                    ));
+                    // Queue 1 has IRD buffers: an MSN beyond them is out of range.
+                    return Err(
+                        self.fail(TermError::DdpUntagged(DdpUntagged::InvalidMsnRange), sink)
+                    );
                 }
                 let size = u64::from(req.size);
                 if size > 0 {
@@ -1702,6 +1704,38 @@ mod tests {
         );
         assert_eq!(sink.v[0..8], src.v[0..8]);
         assert_eq!(sink.v[8..16], src.v[0..8]);
+    }
+
+    #[test]
+    fn reads_beyond_the_peers_ird_terminate() {
+        let mut na = neg(false, false);
+        na.ord = 3;
+        let mut nb = neg(false, false);
+        nb.ird = 1;
+        let (mut a, mut b) = (Side::new(cfg(1), na), Side::new(cfg(2), nb));
+        let sink = a.mem(64, ALL, PD);
+        let src = b.mem(64, ALL, PD);
+        let op = SendOp::RdmaRead {
+            remote_addr: src.addr(),
+            rkey: src.rkey,
+        };
+        a.send(1, op, &[sink.sge(0, 8)], true, false);
+        a.send(2, op, &[sink.sge(8, 8)], true, false);
+        a.transmit(&mut b.inbox);
+        pump(&mut a, &mut b);
+        let e = TermError::DdpUntagged(DdpUntagged::InvalidMsnRange);
+        assert_eq!(b.faults, [Fault::Protocol(e)]);
+        let w: Vec<_> = a.take().iter().map(|w| (w.wr_id, w.status)).collect();
+        assert_eq!(w, [(1, WcStatus::Flushed), (2, WcStatus::RemoteOperation)]);
+    }
+
+    #[test]
+    fn ack_reads_fall_back_without_a_spare_ord_credit() {
+        let mut n = neg(false, true);
+        n.ord = cfg(1).ord;
+        let c = Conn::new(cfg(1), n);
+        assert!(!c.ack_reads());
+        assert!(Conn::new(cfg(1), neg(false, true)).ack_reads());
     }
 
     #[test]
