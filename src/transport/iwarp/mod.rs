@@ -3,5 +3,8 @@
 //!
 //! - [`wire`]: the pure codec — MPA setup frames, FPDU framing with CRC32c,
 //!   DDP/RDMAP headers and Terminate messages. No sockets, no threads.
+//! - [`conn`]: one established connection's protocol engine, without I/O:
+//!   queues, MSNs, read tracking, acknowledgements, RNR, Terminate, flush.
 
+pub mod conn;
 pub mod wire;
