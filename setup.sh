@@ -20,9 +20,16 @@ apt_install() {  # [apt-get option...] package...
 }
 
 need_apt=()
-for tool in cc:gcc c++:g++ make:make valgrind:valgrind nm:binutils readelf:binutils pkg-config:pkg-config; do
+# tshark: Wireshark's iWARP dissectors check the wire format (tests/wire_tshark.rs).
+for tool in cc:gcc c++:g++ make:make valgrind:valgrind nm:binutils readelf:binutils pkg-config:pkg-config tshark:tshark; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || need_apt+=("${tool##*:}")
 done
+if [[ " ${need_apt[*]} " == *" tshark "* ]]; then
+    # wireshark-common asks whether non-root users may capture: answer no
+    # up front so that the install never waits (the test captures as root
+    # or skips its live part).
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+fi
 [ ${#need_apt[@]} -eq 0 ] || apt_install "${need_apt[@]}"
 
 # Same PATH as .ci/run: a rustup toolchain (or cargo-installed cbindgen) in
