@@ -5,6 +5,9 @@
 //!   DDP/RDMAP headers and Terminate messages. No sockets, no threads.
 //! - [`conn`]: one established connection's protocol engine, without I/O:
 //!   queues, MSNs, read tracking, acknowledgements, RNR, Terminate, flush.
+//! - [`cq`]: the completion queue (ring, notification, the engines that
+//!   feed it, the descriptor a waiting thread sleeps on).
 
 pub mod conn;
+pub mod cq;
 pub mod wire;

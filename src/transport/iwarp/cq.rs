@@ -1,0 +1,352 @@
+//! The software completion queue: a ring allocated at creation, the
+//! notification machinery, and the list of engines that feed it.
+//!
+//! - Producers (the protocol engines of the queue pairs that use this queue
+//!   for sends or receives) push completions with [`Cq::push`]; consumers
+//!   take them with [`CompletionQueue::poll`], which first runs every
+//!   feeder's engine once ([`Feeder::progress`]), so the polling thread
+//!   produces the completions it waits for.
+//! - The ring has a mutex of its own (held for a copy in or out, never
+//!   while an engine runs) and is reserved at creation and resize: pushing
+//!   and polling never allocate. A push into a full ring fails: an overrun,
+//!   which the device reports as a fatal asynchronous error, as verbs does.
+//! - [`CompletionQueue::arm`] asks for one notification; the next pushed
+//!   completion that matches (any, or a solicited receive or an error when
+//!   armed solicited-only) disarms the queue and makes the notification
+//!   eventfd readable. [`CompletionQueue::wait_fd`] is an epoll descriptor
+//!   over that eventfd and the feeders' sockets ([`Cq::watch`]): a waiting
+//!   thread sleeps on it until a notification fires or data arrives for
+//!   one of its connections.
+//! - The feeder list is an immutable snapshot replaced when queue pairs are
+//!   attached or detached (`arc-swap`): polling reads it without a lock.
+
+use std::collections::VecDeque;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use arc_swap::ArcSwap;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
+use nix::sys::eventfd::{EfdFlags, EventFd};
+
+use crate::transport::verbs::{CompletionQueue, DeviceError, Wc, WcOp, WcStatus};
+
+/// Something whose engine produces completions for a queue: a queue pair.
+pub trait Feeder: Send + Sync {
+    /// Runs the engine once without blocking; true if anything happened.
+    fn progress(&self) -> bool;
+}
+
+const DISARMED: u8 = 0;
+const ARMED_ANY: u8 = 1;
+const ARMED_SOLICITED: u8 = 2;
+
+/// Epoll data of the notification eventfd (sockets use their own values).
+pub const NOTIFY_TOKEN: u64 = u64::MAX;
+
+struct Ring {
+    wcs: VecDeque<Wc>,
+    depth: usize,
+}
+
+/// A completion queue of the software transports.
+pub struct Cq {
+    ring: Mutex<Ring>,
+    armed: AtomicU8,
+    notify: EventFd,
+    epoll: Epoll,
+    feeders: ArcSwap<Vec<Weak<dyn Feeder>>>,
+    /// Serialises changes of the feeder list.
+    feeders_lock: Mutex<()>,
+}
+
+fn ring_of(depth: u32) -> Result<VecDeque<Wc>, DeviceError> {
+    let mut v = VecDeque::new();
+    v.try_reserve_exact(depth as usize)
+        .map_err(|_| DeviceError::Resources)?;
+    Ok(v)
+}
+
+impl Cq {
+    /// A queue of `depth` completions.
+    pub fn new(depth: u32) -> Result<Arc<Cq>, DeviceError> {
+        if depth == 0 {
+            return Err(DeviceError::Invalid);
+        }
+        let notify =
+            EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
+                .map_err(|_| DeviceError::Resources)?;
+        let epoll =
+            Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|_| DeviceError::Resources)?;
+        epoll
+            .add(
+                notify.as_fd(),
+                EpollEvent::new(EpollFlags::EPOLLIN, NOTIFY_TOKEN),
+            )
+            .map_err(|_| DeviceError::Resources)?;
+        Ok(Arc::new(Cq {
+            ring: Mutex::new(Ring {
+                wcs: ring_of(depth)?,
+                depth: depth as usize,
+            }),
+            armed: AtomicU8::new(DISARMED),
+            notify,
+            epoll,
+            feeders: ArcSwap::from_pointee(Vec::new()),
+            feeders_lock: Mutex::new(()),
+        }))
+    }
+
+    fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
+        self.ring.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a completion. False if the ring is full (an overrun: the
+    /// completion is lost and the device must report it).
+    pub fn push(&self, wc: Wc) -> bool {
+        {
+            let mut r = self.ring();
+            if r.wcs.len() >= r.depth {
+                return false;
+            }
+            // Capacity was reserved for `depth` completions.
+            r.wcs.push_back(wc);
+        }
+        let want = match self.armed.load(Ordering::Acquire) {
+            DISARMED => return true,
+            ARMED_ANY => true,
+            _ => (wc.op == WcOp::Recv && wc.solicited) || !matches!(wc.status, WcStatus::Success),
+        };
+        if want && self.armed.swap(DISARMED, Ordering::AcqRel) != DISARMED {
+            // A full counter already means "notified".
+            let _ = self.notify.write(1);
+        }
+        true
+    }
+
+    /// Adds a queue pair's engine to those `poll` runs.
+    pub fn attach(&self, f: &Arc<dyn Feeder>) {
+        let _g = self.feeders_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<Weak<dyn Feeder>> = self
+            .feeders
+            .load()
+            .iter()
+            .filter(|w| w.strong_count() > 0)
+            .cloned()
+            .collect();
+        v.push(Arc::downgrade(f));
+        self.feeders.store(Arc::new(v));
+    }
+
+    /// Removes a queue pair's engine (and any that no longer exist).
+    pub fn detach(&self, f: &Arc<dyn Feeder>) {
+        let _g = self.feeders_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let target = Arc::downgrade(f);
+        let v: Vec<Weak<dyn Feeder>> = self
+            .feeders
+            .load()
+            .iter()
+            .filter(|w| w.strong_count() > 0 && !Weak::ptr_eq(w, &target))
+            .cloned()
+            .collect();
+        self.feeders.store(Arc::new(v));
+    }
+
+    /// Makes a feeder's socket wake threads sleeping on [`Cq::wait_fd`]
+    /// (`token` is returned by epoll; it must not be [`NOTIFY_TOKEN`]).
+    pub fn watch(&self, fd: BorrowedFd<'_>, token: u64) -> Result<(), DeviceError> {
+        self.epoll
+            .add(fd, EpollEvent::new(EpollFlags::EPOLLIN, token))
+            .map_err(|_| DeviceError::Resources)
+    }
+
+    /// Stops watching a socket.
+    pub fn unwatch(&self, fd: BorrowedFd<'_>) {
+        let _ = self.epoll.delete(fd);
+    }
+
+    /// Consumes a fired notification (after a sleeper woke up on it).
+    pub fn clear_notification(&self) {
+        let _ = self.notify.read();
+    }
+
+    /// Completions queued now.
+    pub fn len(&self) -> usize {
+        self.ring().wcs.len()
+    }
+
+    /// True when nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl CompletionQueue for Cq {
+    fn poll(&self, out: &mut [Wc]) -> usize {
+        for f in self.feeders.load().iter() {
+            if let Some(f) = f.upgrade() {
+                f.progress();
+            }
+        }
+        let mut r = self.ring();
+        let n = out.len().min(r.wcs.len());
+        for (slot, wc) in out.iter_mut().zip(r.wcs.drain(..n)) {
+            *slot = wc;
+        }
+        n
+    }
+
+    fn arm(&self, solicited_only: bool) {
+        let mode = if solicited_only {
+            ARMED_SOLICITED
+        } else {
+            ARMED_ANY
+        };
+        self.armed.store(mode, Ordering::Release);
+    }
+
+    fn wait_fd(&self) -> BorrowedFd<'_> {
+        self.epoll.0.as_fd()
+    }
+
+    fn depth(&self) -> u32 {
+        u32::try_from(self.ring().depth).unwrap_or(u32::MAX)
+    }
+
+    fn resize(&self, depth: u32) -> Result<(), DeviceError> {
+        let mut r = self.ring();
+        let depth = depth as usize;
+        if depth == 0 || depth < r.wcs.len() {
+            return Err(DeviceError::Invalid);
+        }
+        let len = r.wcs.len();
+        if depth > r.wcs.capacity() {
+            r.wcs
+                .try_reserve_exact(depth - len)
+                .map_err(|_| DeviceError::Resources)?;
+        }
+        r.depth = depth;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::verbs::WcOp;
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::sync::atomic::AtomicUsize;
+
+    fn wc(id: u64, op: WcOp, status: WcStatus, solicited: bool) -> Wc {
+        Wc {
+            wr_id: id,
+            status,
+            op,
+            byte_len: 0,
+            qp: 1,
+            solicited,
+        }
+    }
+
+    fn readable(cq: &Cq) -> bool {
+        let mut fds = [PollFd::new(cq.wait_fd(), PollFlags::POLLIN)];
+        poll(&mut fds, PollTimeout::ZERO).unwrap_or(0) == 1
+    }
+
+    #[test]
+    fn completions_come_out_in_order_and_the_ring_is_bounded() {
+        let cq = Cq::new(3).expect("cq");
+        for i in 0..3 {
+            assert!(cq.push(wc(i, WcOp::Send, WcStatus::Success, false)));
+        }
+        assert!(
+            !cq.push(wc(9, WcOp::Send, WcStatus::Success, false)),
+            "overrun"
+        );
+        let mut out = [wc(0, WcOp::Send, WcStatus::Fatal, false); 2];
+        assert_eq!(cq.poll(&mut out), 2);
+        assert_eq!((out[0].wr_id, out[1].wr_id), (0, 1));
+        assert_eq!(cq.poll(&mut out), 1);
+        assert_eq!(out[0].wr_id, 2);
+        assert_eq!(cq.poll(&mut out), 0);
+    }
+
+    #[test]
+    fn arming_notifies_once() {
+        let cq = Cq::new(8).expect("cq");
+        assert!(cq.push(wc(1, WcOp::Send, WcStatus::Success, false)));
+        assert!(!readable(&cq), "not armed: no notification");
+        cq.arm(false);
+        assert!(cq.push(wc(2, WcOp::Send, WcStatus::Success, false)));
+        assert!(readable(&cq));
+        cq.clear_notification();
+        assert!(cq.push(wc(3, WcOp::Send, WcStatus::Success, false)));
+        assert!(!readable(&cq), "one notification per arm");
+    }
+
+    #[test]
+    fn solicited_arming_waits_for_a_solicited_receive_or_an_error() {
+        let cq = Cq::new(8).expect("cq");
+        cq.arm(true);
+        assert!(cq.push(wc(1, WcOp::Recv, WcStatus::Success, false)));
+        assert!(cq.push(wc(2, WcOp::Send, WcStatus::Success, false)));
+        assert!(!readable(&cq));
+        assert!(cq.push(wc(3, WcOp::Recv, WcStatus::Success, true)));
+        assert!(readable(&cq));
+        cq.clear_notification();
+        cq.arm(true);
+        assert!(cq.push(wc(4, WcOp::Send, WcStatus::RemoteAccess, false)));
+        assert!(readable(&cq), "errors always notify");
+    }
+
+    struct Counter(AtomicUsize, Arc<Cq>);
+    impl Feeder for Counter {
+        fn progress(&self) -> bool {
+            let n = self.0.fetch_add(1, Ordering::SeqCst);
+            self.1
+                .push(wc(n as u64, WcOp::Recv, WcStatus::Success, false))
+        }
+    }
+
+    #[test]
+    fn polling_runs_the_feeders_engines() {
+        let cq = Cq::new(8).expect("cq");
+        let f: Arc<dyn Feeder> = Arc::new(Counter(AtomicUsize::new(0), cq.clone()));
+        cq.attach(&f);
+        let mut out = [wc(0, WcOp::Send, WcStatus::Fatal, false); 4];
+        assert_eq!(cq.poll(&mut out), 1, "the engine produced a completion");
+        assert_eq!(cq.poll(&mut out), 1);
+        assert_eq!(out[0].wr_id, 1);
+        cq.detach(&f);
+        assert_eq!(cq.poll(&mut out), 0, "detached engines are not run");
+        let g: Arc<dyn Feeder> = Arc::new(Counter(AtomicUsize::new(0), cq.clone()));
+        cq.attach(&g);
+        drop(g);
+        assert_eq!(cq.poll(&mut out), 0, "dropped engines are not run");
+    }
+
+    #[test]
+    fn resize_keeps_queued_completions() {
+        let cq = Cq::new(2).expect("cq");
+        assert!(cq.push(wc(1, WcOp::Send, WcStatus::Success, false)));
+        assert!(cq.push(wc(2, WcOp::Send, WcStatus::Success, false)));
+        assert_eq!(cq.resize(1), Err(DeviceError::Invalid));
+        cq.resize(4).expect("grow");
+        assert_eq!(cq.depth(), 4);
+        assert!(cq.push(wc(3, WcOp::Send, WcStatus::Success, false)));
+        assert_eq!(cq.len(), 3);
+        assert_eq!(Cq::new(0).err(), Some(DeviceError::Invalid));
+    }
+
+    #[test]
+    fn a_watched_socket_wakes_the_wait_descriptor() {
+        let (a, b) = std::os::unix::net::UnixStream::pair().expect("pair");
+        let cq = Cq::new(4).expect("cq");
+        cq.watch(b.as_fd(), 7).expect("watch");
+        assert!(!readable(&cq));
+        use std::io::Write;
+        (&a).write_all(b"x").expect("write");
+        assert!(readable(&cq));
+        cq.unwatch(b.as_fd());
+    }
+}
