@@ -5,6 +5,9 @@
 //!   DDP/RDMAP headers and Terminate messages. No sockets, no threads.
 //! - [`conn`]: one established connection's protocol engine, without I/O:
 //!   queues, MSNs, read tracking, acknowledgements, RNR, Terminate, flush.
+//! - [`setup`]: MPA connection setup without I/O: Request/Reply, IRD/ORD
+//!   negotiation, peer-to-peer RTR; produces [`conn::Negotiated`].
 
 pub mod conn;
+pub mod setup;
 pub mod wire;
