@@ -477,13 +477,18 @@ enum RtrKind {
 enum RState {
     Request,
     Decision(Request),
-    Rtr {
-        reader: FpduReader,
-        kind: RtrKind,
-        est: Established,
-        read: Option<(u32, wire::ReadRequest)>,
-    },
+    Rtr(Box<RtrWait>),
     Done,
+}
+
+/// Waiting for the initiator's RTR FPDU.
+#[derive(Clone, Debug)]
+struct RtrWait {
+    reader: FpduReader,
+    kind: RtrKind,
+    est: Established,
+    /// The Read RTR's MSN and request, once its header is in.
+    read: Option<(u32, wire::ReadRequest)>,
 }
 
 /// The passive side's setup.
@@ -525,7 +530,7 @@ impl Responder {
         match self.state {
             RState::Request => Stage::Request,
             RState::Decision(_) => Stage::Decision,
-            RState::Rtr { .. } => Stage::Rtr,
+            RState::Rtr(_) => Stage::Rtr,
             RState::Done => Stage::Done,
         }
     }
@@ -548,7 +553,7 @@ impl Responder {
                 consumed: 0,
                 event: None,
             }),
-            RState::Rtr { .. } => self.feed_rtr(input),
+            RState::Rtr(_) => self.feed_rtr(input),
             RState::Done => Err(SetupError::WrongState(Stage::Done)),
         }
     }
@@ -594,12 +599,12 @@ impl Responder {
     fn feed_rtr(&mut self, input: &[u8]) -> Result<Progress<ResponderEvent>, SetupError> {
         let mut consumed = 0;
         loop {
-            let RState::Rtr {
-                reader, kind, read, ..
-            } = &mut self.state
-            else {
+            let RState::Rtr(w) = &mut self.state else {
                 return Err(SetupError::WrongState(Stage::Done));
             };
+            let RtrWait {
+                reader, kind, read, ..
+            } = &mut **w;
             let fed = match reader.feed(&input[consumed..]) {
                 Ok(f) => f,
                 Err(e) => return Err(self.fail(SetupError::Fpdu(e))),
@@ -633,10 +638,10 @@ impl Responder {
                 Some(RxEvent::Done) => break,
             }
         }
-        let RState::Rtr { mut est, read, .. } = std::mem::replace(&mut self.state, RState::Done)
-        else {
+        let RState::Rtr(w) = std::mem::replace(&mut self.state, RState::Done) else {
             return Err(SetupError::WrongState(Stage::Done));
         };
+        let RtrWait { mut est, read, .. } = *w;
         if let Some((msn, req)) = read {
             let h = Header::new(
                 Ulp::ReadResponse {
@@ -721,12 +726,12 @@ impl Responder {
         };
         let established = match rtr {
             Some(kind) => {
-                self.state = RState::Rtr {
+                self.state = RState::Rtr(Box::new(RtrWait {
                     reader: FpduReader::new(crc),
                     kind,
                     est,
                     read: None,
-                };
+                }));
                 None
             }
             None => {
