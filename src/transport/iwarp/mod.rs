@@ -5,9 +5,12 @@
 //!   DDP/RDMAP headers and Terminate messages. No sockets, no threads.
 //! - [`conn`]: one established connection's protocol engine, without I/O:
 //!   queues, MSNs, read tracking, acknowledgements, RNR, Terminate, flush.
+//! - [`setup`]: MPA connection setup without I/O: Request/Reply, IRD/ORD
+//!   negotiation, peer-to-peer RTR; produces [`conn::Negotiated`].
 //! - [`cq`]: the completion queue (ring, notification, the engines that
 //!   feed it, the descriptor a waiting thread sleeps on).
 
 pub mod conn;
 pub mod cq;
+pub mod setup;
 pub mod wire;
