@@ -12,5 +12,6 @@
 
 pub mod conn;
 pub mod cq;
+pub mod device;
 pub mod setup;
 pub mod wire;

@@ -1,0 +1,1760 @@
+//! The iWARP device over real sockets: implements [`verbs::Device`],
+//! [`QueuePair`], [`Listener`] and the CQ feeders with `setup` (MPA
+//! connection setup) and `conn` (the protocol engine), moving bytes with
+//! `memio`.
+//!
+//! First cut:
+//! - One lock per queue pair (`Inner`) holds the connection phase and the
+//!   engine; posting threads take it to write FPDUs themselves, pollers and
+//!   [`Device::progress`] only try-lock it.
+//! - Setup frames are read with `MSG_PEEK` and consumed exactly up to what
+//!   `setup` took, so FPDU bytes behind them stay in the socket.
+//! - No background thread yet: something must call [`Device::progress`]
+//!   (or poll the CQs) for connection setup and for RDMA targets to run.
+//! - Not yet: SRQ, memory windows, the RNR timer, CRC-on tests.
+
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use super::conn::{Conn, ConnConfig, ConnState, Fault, RxAction, RxPlan, TxPlan, MAX_SGE};
+use super::cq::{Cq, Feeder};
+use super::setup::{
+    AcceptConfig, Initiator, InitiatorConfig, InitiatorEvent, Responder, ResponderConfig,
+    ResponderEvent, MAX_PD_IN, REPLY_TIMEOUT, REQUEST_TIMEOUT, RTR_TIMEOUT,
+};
+use super::wire::{FpduReader, RxEvent, RxNeed, Segment};
+use crate::keys::{KeyTable, Region};
+use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
+use crate::transport::verbs::{
+    Access, BindWr, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, Listener,
+    MemoryRegion, PdId, PostError, QpConfig, QpNum, QpState, QueuePair, RecvWr, SendWr, Sge,
+    SharedReceiveQueue, Wc, WcOp, WcStatus, WindowId,
+};
+use crate::transport::Capabilities;
+
+/// Largest FPDU this device sends.
+const MAX_FPDU: usize = 65535;
+/// How long a graceful close waits for the peer's end of stream.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An opened software RDMA NIC speaking iWARP over TCP.
+pub struct IwarpDevice {
+    caps: Capabilities,
+    addr: IpAddr,
+    keys: KeyTable,
+    next_pd: AtomicU64,
+    next_qp: AtomicU32,
+    next_req: AtomicU64,
+    cqs: Mutex<Vec<Weak<Cq>>>,
+    qps: Mutex<HashMap<QpNum, Weak<IwarpQp>>>,
+    listeners: Mutex<Vec<Weak<IwarpListener>>>,
+    pending: Mutex<HashMap<u64, Pending>>,
+    me: Weak<IwarpDevice>,
+}
+
+/// A connection a listener took, until the DAT layer decides.
+struct Pending {
+    stream: TcpStream,
+    resp: Responder,
+    deadline: Instant,
+    reported: bool,
+    cm: Arc<dyn CmHandler>,
+    port: u16,
+}
+
+impl IwarpDevice {
+    /// Opens a device whose address is `addr`.
+    pub fn open(addr: IpAddr, caps: Capabilities) -> Arc<IwarpDevice> {
+        Arc::new_cyclic(|me| IwarpDevice {
+            caps,
+            addr,
+            keys: KeyTable::new(),
+            next_pd: AtomicU64::new(1),
+            next_qp: AtomicU32::new(1),
+            next_req: AtomicU64::new(1),
+            cqs: Mutex::new(Vec::new()),
+            qps: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(Vec::new()),
+            pending: Mutex::new(HashMap::new()),
+            me: me.clone(),
+        })
+    }
+
+    /// The device's key table.
+    pub fn keys(&self) -> &KeyTable {
+        &self.keys
+    }
+
+    fn find_cq(&self, cq: &Arc<dyn CompletionQueue>) -> Option<Arc<Cq>> {
+        let want = Arc::as_ptr(cq) as *const ();
+        lock(&self.cqs)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|c| Arc::as_ptr(c) as *const () == want)
+    }
+
+    fn find_qp(&self, num: QpNum) -> Option<Arc<IwarpQp>> {
+        lock(&self.qps).get(&num).and_then(Weak::upgrade)
+    }
+
+    /// Reads the Requests of pending connections; reports complete ones.
+    fn progress_pending(&self) -> bool {
+        let mut events = Vec::new();
+        let mut any = false;
+        {
+            let mut p = lock(&self.pending);
+            let mut dead = Vec::new();
+            let now = Instant::now();
+            for (&id, pend) in p.iter_mut() {
+                if pend.reported {
+                    continue;
+                }
+                match peek_feed(&pend.stream, |b| pend.resp.feed(b)) {
+                    Fed::Nothing => {
+                        if now >= pend.deadline {
+                            dead.push(id);
+                        }
+                    }
+                    Fed::Event(ResponderEvent::Request(req)) => {
+                        any = true;
+                        pend.reported = true;
+                        let remote = pend.stream.peer_addr();
+                        let local = pend.stream.local_addr();
+                        if let (Ok(remote), Ok(local)) = (remote, local) {
+                            events.push((
+                                pend.cm.clone(),
+                                id,
+                                remote,
+                                local,
+                                pend.port,
+                                req.private_data,
+                            ));
+                        } else {
+                            dead.push(id);
+                        }
+                    }
+                    Fed::Event(ResponderEvent::Refused { reply, .. }) => {
+                        let _ = (&pend.stream).write_all(&reply);
+                        dead.push(id);
+                    }
+                    Fed::Event(ResponderEvent::Established(_)) | Fed::Failed => dead.push(id),
+                    Fed::Progress => any = true,
+                }
+            }
+            for id in dead {
+                p.remove(&id);
+                any = true;
+            }
+        }
+        for (cm, request, remote, local, port, pd) in events {
+            cm.event(
+                None,
+                CmEvent::ConnectRequest {
+                    request,
+                    remote,
+                    local,
+                    port,
+                    private_data: &pd,
+                },
+            );
+        }
+        any
+    }
+}
+
+/// What feeding a setup with peeked bytes did.
+enum Fed<E> {
+    Nothing,
+    Progress,
+    Event(E),
+    Failed,
+}
+
+/// Peeks at the socket, feeds `feed`, consumes what it took.
+fn peek_feed<E, Er>(
+    stream: &TcpStream,
+    mut feed: impl FnMut(&[u8]) -> Result<super::setup::Progress<E>, Er>,
+) -> Fed<E> {
+    let mut buf = [0u8; 1024];
+    let n = match stream.peek(&mut buf) {
+        Ok(0) => return Fed::Failed,
+        Ok(n) => n,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => return Fed::Nothing,
+        Err(_) => return Fed::Failed,
+    };
+    let Ok(p) = feed(&buf[..n]) else {
+        return Fed::Failed;
+    };
+    let mut left = p.consumed;
+    while left > 0 {
+        match (&*stream).read(&mut buf[..left]) {
+            Ok(0) => return Fed::Failed,
+            Ok(k) => left -= k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return Fed::Failed,
+        }
+    }
+    match p.event {
+        Some(e) => Fed::Event(e),
+        None if p.consumed > 0 => Fed::Progress,
+        None => Fed::Nothing,
+    }
+}
+
+fn write_small(stream: &TcpStream, mut bytes: &[u8]) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    while !bytes.is_empty() {
+        match (&*stream).write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                if Instant::now() > until {
+                    return false;
+                }
+                std::thread::yield_now();
+            }
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// A non-blocking TCP connect already under way.
+fn start_connect(to: SocketAddr) -> std::io::Result<TcpStream> {
+    // SAFETY: plain socket calls on a descriptor we own; the sockaddr
+    // structures are fully initialised and live across the call.
+    unsafe {
+        let (family, storage, len) = sockaddr_of(to);
+        let fd = libc::socket(
+            family,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        );
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stream = TcpStream::from_raw_fd(fd);
+        let r = libc::connect(fd, (&raw const storage).cast(), len);
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINPROGRESS) {
+                return Err(e);
+            }
+        }
+        Ok(stream)
+    }
+}
+
+fn sockaddr_of(to: SocketAddr) -> (i32, libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
+    let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match to {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in.
+            unsafe { std::ptr::write((&raw mut st).cast(), sin) };
+            (
+                libc::AF_INET,
+                st,
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in6.
+            unsafe { std::ptr::write((&raw mut st).cast(), sin6) };
+            (
+                libc::AF_INET6,
+                st,
+                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+            )
+        }
+    }
+}
+
+/// Whether a connecting socket finished (`Some(Ok)`), failed, or not yet.
+fn connect_done(stream: &TcpStream) -> Option<std::io::Result<()>> {
+    let mut fds = [nix::poll::PollFd::new(
+        stream.as_fd(),
+        nix::poll::PollFlags::POLLOUT,
+    )];
+    match nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO) {
+        Ok(1) => Some(match stream.take_error() {
+            Ok(None) => Ok(()),
+            Ok(Some(e)) | Err(e) => Err(e),
+        }),
+        _ => None,
+    }
+}
+
+fn set_linger_zero(stream: &TcpStream) {
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid descriptor and a linger structure of the right size.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const l).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+impl Device for IwarpDevice {
+    fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    fn address(&self) -> SocketAddr {
+        SocketAddr::new(self.addr, 0)
+    }
+
+    fn alloc_pd(&self) -> Result<PdId, DeviceError> {
+        Ok(PdId(self.next_pd.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    fn dealloc_pd(&self, _pd: PdId) -> Result<(), DeviceError> {
+        Ok(())
+    }
+
+    fn register(
+        &self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError> {
+        let (idx, lkey) = self
+            .keys
+            .register(Region {
+                addr,
+                len,
+                rights: access,
+                pz: pd.0,
+            })
+            .map_err(|_| DeviceError::Resources)?;
+        let rkey = if access.is_remote() {
+            match self.keys.grant_remote(idx, addr, len, access) {
+                Ok(k) => k,
+                Err(_) => {
+                    self.keys.deregister(idx);
+                    return Err(DeviceError::Resources);
+                }
+            }
+        } else {
+            0
+        };
+        Ok(MemoryRegion {
+            lkey,
+            rkey,
+            addr,
+            len,
+            id: u64::from(idx),
+        })
+    }
+
+    fn deregister(&self, mr: &MemoryRegion) -> Result<(), DeviceError> {
+        let idx = u32::try_from(mr.id).map_err(|_| DeviceError::Invalid)?;
+        self.keys.deregister(idx);
+        Ok(())
+    }
+
+    fn alloc_window(&self, _pd: PdId) -> Result<WindowId, DeviceError> {
+        Err(DeviceError::Invalid)
+    }
+
+    fn dealloc_window(&self, _w: WindowId) -> Result<(), DeviceError> {
+        Err(DeviceError::NotFound)
+    }
+
+    fn create_cq(&self, depth: u32) -> Result<Arc<dyn CompletionQueue>, DeviceError> {
+        let cq = Cq::new(depth)?;
+        let mut cqs = lock(&self.cqs);
+        cqs.retain(|w| w.strong_count() > 0);
+        cqs.push(Arc::downgrade(&cq));
+        Ok(cq)
+    }
+
+    fn create_srq(
+        &self,
+        _pd: PdId,
+        _depth: u32,
+        _max_sge: u32,
+    ) -> Result<Arc<dyn SharedReceiveQueue>, DeviceError> {
+        Err(DeviceError::Invalid)
+    }
+
+    fn create_qp(&self, cfg: QpConfig) -> Result<Arc<dyn QueuePair>, DeviceError> {
+        if cfg.srq.is_some() || cfg.max_send_sge as usize > MAX_SGE {
+            return Err(DeviceError::Invalid);
+        }
+        let send_cq = self.find_cq(&cfg.send_cq).ok_or(DeviceError::Invalid)?;
+        let recv_cq = self.find_cq(&cfg.recv_cq).ok_or(DeviceError::Invalid)?;
+        let num = self.next_qp.fetch_add(1, Ordering::Relaxed);
+        let qp = Arc::new(IwarpQp {
+            num,
+            dev: self.me.clone(),
+            cfg: cfg.clone(),
+            send_cq: send_cq.clone(),
+            recv_cq: recv_cq.clone(),
+            inner: Mutex::new(Inner {
+                phase: Phase::Idle,
+                pre_recv: Vec::new(),
+            }),
+        });
+        let f: Arc<dyn Feeder> = qp.clone();
+        send_cq.attach(&f);
+        if !Arc::ptr_eq(&send_cq, &recv_cq) {
+            recv_cq.attach(&f);
+        }
+        lock(&self.qps).insert(num, Arc::downgrade(&qp));
+        Ok(qp)
+    }
+
+    fn listen(&self, port: u16, cm: Arc<dyn CmHandler>) -> Result<Arc<dyn Listener>, DeviceError> {
+        let l = TcpListener::bind(SocketAddr::new(self.addr, port)).map_err(|e| {
+            if e.kind() == ErrorKind::AddrInUse {
+                DeviceError::PortInUse
+            } else {
+                DeviceError::Resources
+            }
+        })?;
+        l.set_nonblocking(true)
+            .map_err(|_| DeviceError::Resources)?;
+        let port = l.local_addr().map_err(|_| DeviceError::Resources)?.port();
+        let l = Arc::new(IwarpListener {
+            dev: self.me.clone(),
+            sock: l,
+            port,
+            cm,
+        });
+        let mut ls = lock(&self.listeners);
+        ls.retain(|w| w.strong_count() > 0);
+        ls.push(Arc::downgrade(&l));
+        Ok(l)
+    }
+
+    fn accept(
+        &self,
+        request: u64,
+        qp: &dyn QueuePair,
+        private_data: &[u8],
+    ) -> Result<(), DeviceError> {
+        let q = self.find_qp(qp.num()).ok_or(DeviceError::NotFound)?;
+        let mut pend = {
+            let mut p = lock(&self.pending);
+            match p.get(&request) {
+                Some(x) if x.reported => {}
+                _ => return Err(DeviceError::NotFound),
+            }
+            p.remove(&request).ok_or(DeviceError::NotFound)?
+        };
+        let mut inner = lock(&q.inner);
+        if !matches!(inner.phase, Phase::Idle) {
+            drop(inner);
+            lock(&self.pending).insert(request, pend);
+            return Err(DeviceError::State);
+        }
+        let acc = match pend.resp.accept(AcceptConfig {
+            private_data: private_data.to_vec(),
+            ird: q.cfg.ird,
+            ord: q.cfg.ord,
+            ack_reads_wanted: true,
+        }) {
+            Ok(a) => a,
+            Err(e) if e.is_invalid_parameter() => {
+                drop(inner);
+                lock(&self.pending).insert(request, pend);
+                return Err(DeviceError::Invalid);
+            }
+            Err(_) => return Err(DeviceError::State),
+        };
+        if !write_small(&pend.stream, &acc.reply) {
+            drop(inner);
+            q.cm_event(Ev::AcceptFailed);
+            return Ok(());
+        }
+        let ev = match acc.established {
+            Some(est) => q.go_up(&mut inner, pend.stream, est),
+            None => {
+                inner.phase = Phase::Accepting {
+                    stream: pend.stream,
+                    resp: Box::new(pend.resp),
+                    deadline: Instant::now() + RTR_TIMEOUT,
+                };
+                None
+            }
+        };
+        drop(inner);
+        if let Some(ev) = ev {
+            q.cm_event(ev);
+        }
+        Ok(())
+    }
+
+    fn progress(&self) -> bool {
+        let mut any = false;
+        let ls: Vec<_> = lock(&self.listeners)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for l in ls {
+            any |= l.progress();
+        }
+        any |= self.progress_pending();
+        let qps: Vec<_> = lock(&self.qps).values().filter_map(Weak::upgrade).collect();
+        for q in qps {
+            any |= Feeder::progress(&*q);
+        }
+        any
+    }
+}
+
+// ─────────────────────────────── listener ───────────────────────────────
+
+/// A listening port of an [`IwarpDevice`].
+pub struct IwarpListener {
+    dev: Weak<IwarpDevice>,
+    sock: TcpListener,
+    port: u16,
+    cm: Arc<dyn CmHandler>,
+}
+
+impl IwarpListener {
+    fn progress(&self) -> bool {
+        let Some(dev) = self.dev.upgrade() else {
+            return false;
+        };
+        let mut any = false;
+        while let Ok((s, _)) = self.sock.accept() {
+            any = true;
+            if s.set_nonblocking(true).is_err() || s.set_nodelay(true).is_err() {
+                continue;
+            }
+            let id = dev.next_req.fetch_add(1, Ordering::Relaxed);
+            lock(&dev.pending).insert(
+                id,
+                Pending {
+                    stream: s,
+                    resp: Responder::new(ResponderConfig {
+                        crc_requested: false,
+                        max_pd_in: MAX_PD_IN,
+                        max_fpdu: MAX_FPDU,
+                    }),
+                    deadline: Instant::now() + REQUEST_TIMEOUT,
+                    reported: false,
+                    cm: self.cm.clone(),
+                    port: self.port,
+                },
+            );
+        }
+        any
+    }
+}
+
+impl Listener for IwarpListener {
+    fn port(&self) -> u16 {
+        self.port
+    }
+
+    fn reject(&self, request: u64, private_data: &[u8]) -> Result<(), DeviceError> {
+        let dev = self.dev.upgrade().ok_or(DeviceError::NotFound)?;
+        let mut p = lock(&dev.pending);
+        let pend = p.get_mut(&request).ok_or(DeviceError::NotFound)?;
+        let reply = pend.resp.reject(private_data).map_err(|e| {
+            if e.is_invalid_parameter() {
+                DeviceError::Invalid
+            } else {
+                DeviceError::State
+            }
+        })?;
+        if let Some(pend) = p.remove(&request) {
+            write_small(&pend.stream, &reply);
+            let _ = pend.stream.shutdown(Shutdown::Write);
+        }
+        Ok(())
+    }
+}
+
+// ─────────────────────────────── queue pair ───────────────────────────────
+
+/// A connection event, owned until the handler is called (no lock held).
+enum Ev {
+    Established(Vec<u8>),
+    Rejected(Vec<u8>),
+    Unreachable,
+    TimedOut,
+    AcceptFailed,
+    Disconnected,
+    Broken,
+}
+
+enum Phase {
+    Idle,
+    /// Active side: TCP connect, then the MPA Reply.
+    Connecting {
+        stream: TcpStream,
+        init: Box<Initiator>,
+        tcp_up: bool,
+        deadline: Instant,
+    },
+    /// Passive side: the Reply went out; waiting for the RTR.
+    Accepting {
+        stream: TcpStream,
+        resp: Box<Responder>,
+        deadline: Instant,
+    },
+    Up(Box<Up>),
+    /// Gracefully closed: reading until the peer's end of stream.
+    Draining {
+        stream: TcpStream,
+        deadline: Instant,
+    },
+    Closed,
+}
+
+/// An FPDU being written.
+struct TxCur {
+    head: [u8; 128],
+    head_len: usize,
+    segs: [RawSeg; MAX_SGE],
+    nsegs: usize,
+    payload: u64,
+    trailer: [u8; 8],
+    trailer_len: usize,
+    sent: u64,
+}
+
+/// Where the current segment's payload goes.
+enum RxCur {
+    None,
+    Place {
+        segs: [RawSeg; MAX_SGE],
+        nsegs: usize,
+        off: u64,
+    },
+    Inline {
+        len: usize,
+        off: usize,
+    },
+}
+
+struct Up {
+    stream: TcpStream,
+    conn: Conn,
+    crc: bool,
+    txplan: TxPlan,
+    tx: Option<TxCur>,
+    reader: FpduReader,
+    rxplan: RxPlan,
+    rx: RxCur,
+    /// A Send that found no receive, to retry after a `post_recv`.
+    not_ready: Option<Segment>,
+}
+
+struct Inner {
+    phase: Phase,
+    /// Receives posted before the connection is up.
+    pre_recv: Vec<(u64, Vec<Sge>)>,
+}
+
+/// A queue pair of an [`IwarpDevice`].
+pub struct IwarpQp {
+    num: QpNum,
+    dev: Weak<IwarpDevice>,
+    cfg: QpConfig,
+    send_cq: Arc<Cq>,
+    recv_cq: Arc<Cq>,
+    inner: Mutex<Inner>,
+}
+
+/// How the engine ended up after a pump.
+enum Outcome {
+    Ok,
+    Eof,
+    Broken,
+}
+
+impl IwarpQp {
+    fn cm_event(&self, ev: Ev) {
+        let q = Some(self.num);
+        let cm = &self.cfg.cm;
+        match &ev {
+            Ev::Established(pd) => cm.event(q, CmEvent::Established { private_data: pd }),
+            Ev::Rejected(pd) => cm.event(q, CmEvent::Rejected { private_data: pd }),
+            Ev::Unreachable => cm.event(q, CmEvent::Unreachable),
+            Ev::TimedOut => cm.event(q, CmEvent::TimedOut),
+            Ev::AcceptFailed => cm.event(q, CmEvent::AcceptFailed),
+            Ev::Disconnected => cm.event(q, CmEvent::Disconnected),
+            Ev::Broken => cm.event(q, CmEvent::Broken),
+        }
+    }
+
+    fn sink(&self) -> impl FnMut(Wc) + '_ {
+        move |wc: Wc| {
+            let cq = if wc.op == WcOp::Recv {
+                &self.recv_cq
+            } else {
+                &self.send_cq
+            };
+            // An overrun loses the completion (reported by a later cut).
+            let _ = cq.push(wc);
+        }
+    }
+
+    fn flush_pre_recv(&self, inner: &mut Inner) {
+        for (wr_id, _) in inner.pre_recv.drain(..) {
+            let _ = self.recv_cq.push(Wc {
+                wr_id,
+                status: WcStatus::Flushed,
+                op: WcOp::Recv,
+                byte_len: 0,
+                qp: self.num,
+                solicited: false,
+            });
+        }
+    }
+
+    /// Setup finished: build the engine, replay early receives.
+    fn go_up(
+        &self,
+        inner: &mut Inner,
+        stream: TcpStream,
+        est: super::setup::Established,
+    ) -> Option<Ev> {
+        if !est.tx.is_empty() && !write_small(&stream, &est.tx) {
+            inner.phase = Phase::Closed;
+            self.flush_pre_recv(inner);
+            return Some(Ev::Broken);
+        }
+        let Some(dev) = self.dev.upgrade() else {
+            inner.phase = Phase::Closed;
+            return None;
+        };
+        let crc = est.negotiated.crc;
+        let mut conn = Conn::new(
+            ConnConfig {
+                send_depth: self.cfg.send_depth,
+                recv_depth: self.cfg.recv_depth,
+                max_sge: self.cfg.max_send_sge.max(self.cfg.max_recv_sge),
+                ord: self.cfg.ord,
+                ird: self.cfg.ird,
+                qp: self.num,
+                pd: self.cfg.pd.0,
+            },
+            est.negotiated,
+        );
+        let mut sink = self.sink();
+        for (wr_id, sgl) in inner.pre_recv.drain(..) {
+            if conn
+                .post_recv(&RecvWr { wr_id, sgl: &sgl }, &dev.keys)
+                .is_err()
+            {
+                sink(Wc {
+                    wr_id,
+                    status: WcStatus::LocalProtection,
+                    op: WcOp::Recv,
+                    byte_len: 0,
+                    qp: self.num,
+                    solicited: false,
+                });
+            }
+        }
+        inner.phase = Phase::Up(Box::new(Up {
+            stream,
+            conn,
+            crc,
+            txplan: TxPlan::new(),
+            tx: None,
+            reader: FpduReader::new(crc),
+            rxplan: RxPlan::new(),
+            rx: RxCur::None,
+            not_ready: None,
+        }));
+        Some(Ev::Established(est.private_data))
+    }
+
+    /// Writes FPDUs until the engine has none or the socket is full.
+    fn pump_tx(&self, up: &mut Up) -> Result<bool, ()> {
+        let mut any = false;
+        let mut sink = self.sink();
+        loop {
+            if up.tx.is_none() {
+                if !up.conn.next_tx(&mut up.txplan) {
+                    return Ok(any);
+                }
+                let mut cur = TxCur {
+                    head: [0; 128],
+                    head_len: 0,
+                    segs: [RawSeg::default(); MAX_SGE],
+                    nsegs: 0,
+                    payload: 0,
+                    trailer: [0; 8],
+                    trailer_len: 0,
+                    sent: 0,
+                };
+                let h = up.txplan.head();
+                let i = up.txplan.inline();
+                cur.head[..h.len()].copy_from_slice(h);
+                cur.head[h.len()..h.len() + i.len()].copy_from_slice(i);
+                cur.head_len = h.len() + i.len();
+                for (k, p) in up.txplan.pieces().iter().enumerate() {
+                    cur.segs[k] = RawSeg {
+                        addr: p.addr,
+                        len: p.len,
+                    };
+                    cur.payload += p.len;
+                }
+                cur.nsegs = up.txplan.pieces().len();
+                if up.crc {
+                    let plan = &mut up.txplan;
+                    let mut bad = false;
+                    memio::digest_segs(&cur.segs[..cur.nsegs], 0, cur.payload, |b| {
+                        bad |= plan.payload(b).is_err();
+                    })
+                    .map_err(|_| ())?;
+                    if bad {
+                        return Err(());
+                    }
+                } else if cur.payload > 0 {
+                    up.txplan
+                        .payload_crc(cur.payload as usize, 0)
+                        .map_err(|_| ())?;
+                }
+                let t = up.txplan.trailer().map_err(|_| ())?;
+                cur.trailer[..t.len()].copy_from_slice(t);
+                cur.trailer_len = t.len();
+                up.tx = Some(cur);
+            }
+            let Some(cur) = up.tx.as_mut() else {
+                return Ok(any);
+            };
+            let Some(mut plan) = IoPlan::send(
+                &cur.head[..cur.head_len],
+                &cur.segs[..cur.nsegs],
+                0,
+                cur.payload,
+                &cur.trailer[..cur.trailer_len],
+            ) else {
+                return Err(());
+            };
+            let total = plan.len();
+            plan.advance(cur.sent as usize);
+            match memio::send_plan(up.stream.as_fd(), &plan, libc::MSG_DONTWAIT) {
+                Ok(n) => {
+                    any |= n > 0;
+                    cur.sent += n as u64;
+                    if cur.sent == total {
+                        up.tx = None;
+                        up.conn.tx_done(&mut sink);
+                    } else {
+                        return Ok(any);
+                    }
+                }
+                Err(IoError::WouldBlock) => return Ok(any),
+                Err(_) => return Err(()),
+            }
+        }
+    }
+
+    /// Reads and places FPDUs until the socket is empty.
+    fn pump_rx(&self, up: &mut Up) -> (bool, Outcome) {
+        let Some(dev) = self.dev.upgrade() else {
+            return (false, Outcome::Broken);
+        };
+        let keys = &dev.keys;
+        let mut sink = self.sink();
+        let mut any = false;
+        if let Some(seg) = up.not_ready {
+            match self.take_segment(up, &seg, keys, &mut sink) {
+                Ok(true) => {
+                    up.not_ready = None;
+                    any = true;
+                }
+                Ok(false) => return (false, Outcome::Ok),
+                Err(()) => return (true, Outcome::Broken),
+            }
+        }
+        loop {
+            match up.reader.need() {
+                RxNeed::Header(_) | RxNeed::Trailer(_) => {
+                    let r = (&up.stream).read(up.reader.spare());
+                    let n = match r {
+                        Ok(0) => return (true, Outcome::Eof),
+                        Ok(n) => n,
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => return (any, Outcome::Ok),
+                        Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                        Err(_) => return (true, Outcome::Broken),
+                    };
+                    any = true;
+                    match up.reader.commit(n) {
+                        Ok(None) => {}
+                        Ok(Some(RxEvent::Segment(seg))) => {
+                            match self.take_segment(up, &seg, keys, &mut sink) {
+                                Ok(true) => {}
+                                Ok(false) => {
+                                    up.not_ready = Some(seg);
+                                    return (true, Outcome::Ok);
+                                }
+                                Err(()) => return (true, Outcome::Broken),
+                            }
+                        }
+                        Ok(Some(RxEvent::Done)) => {
+                            up.rx = RxCur::None;
+                            if let Err(f) = up.conn.rx_done(&mut sink) {
+                                return (true, fault_outcome(f));
+                            }
+                        }
+                        Err(_) => {
+                            up.conn.flush(&mut sink);
+                            return (true, Outcome::Broken);
+                        }
+                    }
+                }
+                RxNeed::Payload(left) => {
+                    let r = match &mut up.rx {
+                        RxCur::Place { segs, nsegs, off } => {
+                            let Some(plan) =
+                                IoPlan::recv(&mut [], &segs[..*nsegs], *off, left as u64, &mut [])
+                            else {
+                                return (true, Outcome::Broken);
+                            };
+                            match memio::recv_plan(up.stream.as_fd(), &plan, libc::MSG_DONTWAIT) {
+                                Ok(n) => {
+                                    let start = *off;
+                                    *off += n as u64;
+                                    if up.crc {
+                                        let reader = &mut up.reader;
+                                        let mut bad = false;
+                                        if memio::digest_segs(
+                                            &segs[..*nsegs],
+                                            start,
+                                            n as u64,
+                                            |b| bad |= reader.placed(b).is_err(),
+                                        )
+                                        .is_err()
+                                            || bad
+                                        {
+                                            return (true, Outcome::Broken);
+                                        }
+                                        Ok(n)
+                                    } else {
+                                        up.reader
+                                            .placed_crc(n, 0)
+                                            .map(|_| n)
+                                            .map_err(|_| IoError::Other(libc::EPROTO))
+                                    }
+                                }
+                                Err(e) => Err(e),
+                            }
+                        }
+                        RxCur::Inline { len, off } => {
+                            let buf = &mut up.conn.rx_inline()[*off..*len];
+                            match (&up.stream).read(buf) {
+                                Ok(0) => Err(IoError::Closed),
+                                Ok(n) => {
+                                    let s = *off;
+                                    *off += n;
+                                    let bytes = &up.conn.rx_inline()[s..s + n];
+                                    up.reader
+                                        .placed(bytes)
+                                        .map(|_| n)
+                                        .map_err(|_| IoError::Other(libc::EPROTO))
+                                }
+                                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                                    Err(IoError::WouldBlock)
+                                }
+                                Err(_) => Err(IoError::Closed),
+                            }
+                        }
+                        RxCur::None => return (true, Outcome::Broken),
+                    };
+                    match r {
+                        Ok(_) => any = true,
+                        Err(IoError::WouldBlock) => return (any, Outcome::Ok),
+                        Err(IoError::Closed) => return (true, Outcome::Eof),
+                        Err(_) => {
+                            up.conn.flush(&mut sink);
+                            return (true, Outcome::Broken);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands a segment header to the engine. False: no receive (retry).
+    fn take_segment(
+        &self,
+        up: &mut Up,
+        seg: &Segment,
+        keys: &KeyTable,
+        sink: &mut impl FnMut(Wc),
+    ) -> Result<bool, ()> {
+        match up.conn.rx_header(seg, keys, &mut up.rxplan, sink) {
+            Ok(RxAction::Place) => {
+                let mut segs = [RawSeg::default(); MAX_SGE];
+                let ps = up.rxplan.pieces();
+                for (k, p) in ps.iter().enumerate() {
+                    segs[k] = RawSeg {
+                        addr: p.addr,
+                        len: p.len,
+                    };
+                }
+                up.rx = RxCur::Place {
+                    segs,
+                    nsegs: ps.len(),
+                    off: 0,
+                };
+                Ok(true)
+            }
+            Ok(RxAction::Inline(len)) => {
+                up.rx = RxCur::Inline { len, off: 0 };
+                Ok(true)
+            }
+            Ok(RxAction::NotReady) => Ok(false),
+            Err(_) => Err(()),
+        }
+    }
+
+    /// Runs the connection once; returns whether anything happened and the
+    /// event to report.
+    fn step(&self, inner: &mut Inner) -> (bool, Option<Ev>) {
+        let now = Instant::now();
+        match std::mem::replace(&mut inner.phase, Phase::Closed) {
+            Phase::Idle => {
+                inner.phase = Phase::Idle;
+                (false, None)
+            }
+            Phase::Closed => (false, None),
+            Phase::Connecting {
+                stream,
+                mut init,
+                mut tcp_up,
+                deadline,
+            } => {
+                if !tcp_up {
+                    match connect_done(&stream) {
+                        None => {}
+                        Some(Ok(())) => {
+                            let _ = stream.set_nodelay(true);
+                            if !write_small(&stream, init.request()) {
+                                self.flush_pre_recv(inner);
+                                return (true, Some(Ev::Broken));
+                            }
+                            tcp_up = true;
+                        }
+                        Some(Err(e)) => {
+                            self.flush_pre_recv(inner);
+                            let ev = match e.raw_os_error() {
+                                Some(libc::ETIMEDOUT) => Ev::TimedOut,
+                                _ => Ev::Unreachable,
+                            };
+                            return (true, Some(ev));
+                        }
+                    }
+                }
+                if tcp_up {
+                    match peek_feed(&stream, |b| init.feed(b)) {
+                        Fed::Event(InitiatorEvent::Established(est)) => {
+                            let ev = self.go_up(inner, stream, est);
+                            return (true, ev);
+                        }
+                        Fed::Event(InitiatorEvent::Rejected { private_data }) => {
+                            self.flush_pre_recv(inner);
+                            return (true, Some(Ev::Rejected(private_data)));
+                        }
+                        Fed::Failed => {
+                            self.flush_pre_recv(inner);
+                            return (true, Some(Ev::Broken));
+                        }
+                        Fed::Nothing | Fed::Progress => {}
+                    }
+                }
+                if now >= deadline {
+                    self.flush_pre_recv(inner);
+                    return (true, Some(Ev::TimedOut));
+                }
+                inner.phase = Phase::Connecting {
+                    stream,
+                    init,
+                    tcp_up,
+                    deadline,
+                };
+                (false, None)
+            }
+            Phase::Accepting {
+                stream,
+                mut resp,
+                deadline,
+            } => match peek_feed(&stream, |b| resp.feed(b)) {
+                Fed::Event(ResponderEvent::Established(est)) => {
+                    let ev = self.go_up(inner, stream, est);
+                    (true, ev)
+                }
+                Fed::Event(_) | Fed::Failed => {
+                    self.flush_pre_recv(inner);
+                    (true, Some(Ev::AcceptFailed))
+                }
+                Fed::Nothing | Fed::Progress if now >= deadline => {
+                    self.flush_pre_recv(inner);
+                    (true, Some(Ev::AcceptFailed))
+                }
+                Fed::Nothing | Fed::Progress => {
+                    inner.phase = Phase::Accepting {
+                        stream,
+                        resp,
+                        deadline,
+                    };
+                    (false, None)
+                }
+            },
+            Phase::Draining { stream, deadline } => {
+                let mut buf = [0u8; 4096];
+                loop {
+                    match (&stream).read(&mut buf) {
+                        Ok(0) => return (true, None),
+                        Ok(_) => {}
+                        Err(e) if e.kind() == ErrorKind::WouldBlock && now < deadline => {
+                            inner.phase = Phase::Draining { stream, deadline };
+                            return (false, None);
+                        }
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(_) => return (true, None),
+                    }
+                }
+            }
+            Phase::Up(mut up) => {
+                let mut any = false;
+                let mut out = Outcome::Ok;
+                match self.pump_tx(&mut up) {
+                    Ok(a) => any |= a,
+                    Err(()) => out = Outcome::Broken,
+                }
+                if matches!(out, Outcome::Ok) {
+                    let (a, o) = self.pump_rx(&mut up);
+                    any |= a;
+                    out = o;
+                    // Responses and Terminates the receive side queued.
+                    match self.pump_tx(&mut up) {
+                        Ok(a) => any |= a,
+                        Err(()) => {
+                            if matches!(out, Outcome::Ok) {
+                                out = Outcome::Broken;
+                            }
+                        }
+                    }
+                }
+                if matches!(out, Outcome::Ok) && up.conn.state() == ConnState::Broken {
+                    out = Outcome::Broken;
+                }
+                let mut sink = self.sink();
+                match out {
+                    Outcome::Ok => {
+                        inner.phase = Phase::Up(up);
+                        (any, None)
+                    }
+                    Outcome::Eof => {
+                        up.conn.flush(&mut sink);
+                        (true, Some(Ev::Disconnected))
+                    }
+                    Outcome::Broken => {
+                        up.conn.flush(&mut sink);
+                        set_linger_zero(&up.stream);
+                        (true, Some(Ev::Broken))
+                    }
+                }
+            }
+        }
+    }
+
+    fn run(&self, inner: MutexGuard<'_, Inner>) -> bool {
+        let mut inner = inner;
+        let (any, ev) = self.step(&mut inner);
+        drop(inner);
+        if let Some(ev) = ev {
+            self.cm_event(ev);
+        }
+        any
+    }
+}
+
+fn fault_outcome(_f: Fault) -> Outcome {
+    Outcome::Broken
+}
+
+impl Feeder for IwarpQp {
+    fn progress(&self) -> bool {
+        match self.inner.try_lock() {
+            Ok(g) => self.run(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => self.run(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => false,
+        }
+    }
+}
+
+impl QueuePair for IwarpQp {
+    fn num(&self) -> QpNum {
+        self.num
+    }
+
+    fn state(&self) -> QpState {
+        match lock(&self.inner).phase {
+            Phase::Idle => QpState::Idle,
+            Phase::Connecting { .. } | Phase::Accepting { .. } => QpState::Connecting,
+            Phase::Up(_) => QpState::Connected,
+            Phase::Draining { .. } | Phase::Closed => QpState::Closed,
+        }
+    }
+
+    fn post_send(&self, wr: &SendWr<'_>) -> Result<(), PostError> {
+        let dev = self.dev.upgrade().ok_or(PostError::State)?;
+        let mut inner = lock(&self.inner);
+        let Phase::Up(up) = &mut inner.phase else {
+            return Err(PostError::State);
+        };
+        up.conn.post_send(wr, &dev.keys)?;
+        // Write what the socket takes now; the rest goes out on progress.
+        let _ = self.pump_tx(up);
+        Ok(())
+    }
+
+    fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
+        let dev = self.dev.upgrade().ok_or(PostError::State)?;
+        let mut inner = lock(&self.inner);
+        match &mut inner.phase {
+            Phase::Up(up) => up.conn.post_recv(wr, &dev.keys),
+            Phase::Idle | Phase::Connecting { .. } | Phase::Accepting { .. } => {
+                if wr.sgl.len() > self.cfg.max_recv_sge as usize {
+                    return Err(PostError::TooManySge);
+                }
+                if inner.pre_recv.len() >= self.cfg.recv_depth as usize {
+                    return Err(PostError::QueueFull);
+                }
+                for s in wr.sgl.iter().filter(|s| s.len > 0) {
+                    dev.keys
+                        .check_local(
+                            s.lkey,
+                            s.addr,
+                            s.len,
+                            Access::LOCAL_WRITE,
+                            Some(self.cfg.pd.0),
+                        )
+                        .map_err(PostError::Protection)?;
+                }
+                inner.pre_recv.push((wr.wr_id, wr.sgl.to_vec()));
+                Ok(())
+            }
+            Phase::Draining { .. } | Phase::Closed => Err(PostError::State),
+        }
+    }
+
+    fn post_bind(&self, _wr: &BindWr) -> Result<u32, PostError> {
+        Err(PostError::Unsupported)
+    }
+
+    fn connect(
+        &self,
+        remote: SocketAddr,
+        port: u16,
+        private_data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), DeviceError> {
+        let mut inner = lock(&self.inner);
+        if !matches!(inner.phase, Phase::Idle) {
+            return Err(DeviceError::State);
+        }
+        let init = Initiator::new(InitiatorConfig {
+            private_data: private_data.to_vec(),
+            crc_requested: false,
+            ird: self.cfg.ird,
+            ord: self.cfg.ord,
+            ack_reads_wanted: true,
+            max_pd_in: MAX_PD_IN,
+            max_fpdu: MAX_FPDU,
+        })
+        .map_err(|_| DeviceError::Invalid)?;
+        let to = SocketAddr::new(remote.ip(), port);
+        let timeout = if timeout.is_zero() {
+            REPLY_TIMEOUT
+        } else {
+            timeout
+        };
+        match start_connect(to) {
+            Ok(stream) => {
+                inner.phase = Phase::Connecting {
+                    stream,
+                    init: Box::new(init),
+                    tcp_up: false,
+                    deadline: Instant::now() + timeout,
+                };
+                Ok(())
+            }
+            Err(e) => {
+                drop(inner);
+                // Refused at once (ECONNREFUSED), no route, bad address: all
+                // unreachable; a refusal after EINPROGRESS comes via progress.
+                let ev = if e.raw_os_error() == Some(libc::ETIMEDOUT) {
+                    Ev::TimedOut
+                } else {
+                    Ev::Unreachable
+                };
+                self.cm_event(ev);
+                Ok(())
+            }
+        }
+    }
+
+    fn disconnect(&self, graceful: bool) -> Result<(), DeviceError> {
+        let mut inner = lock(&self.inner);
+        let ev = match std::mem::replace(&mut inner.phase, Phase::Closed) {
+            Phase::Up(mut up) => {
+                if graceful {
+                    let _ = self.pump_tx(&mut up);
+                }
+                let mut sink = self.sink();
+                up.conn.flush(&mut sink);
+                if graceful {
+                    let _ = up.stream.shutdown(Shutdown::Write);
+                    inner.phase = Phase::Draining {
+                        stream: up.stream,
+                        deadline: Instant::now() + DRAIN_TIMEOUT,
+                    };
+                } else {
+                    set_linger_zero(&up.stream);
+                }
+                Some(Ev::Disconnected)
+            }
+            Phase::Connecting { .. } | Phase::Accepting { .. } => {
+                self.flush_pre_recv(&mut inner);
+                Some(Ev::Disconnected)
+            }
+            Phase::Idle => {
+                inner.phase = Phase::Idle;
+                return Err(DeviceError::State);
+            }
+            p @ (Phase::Draining { .. } | Phase::Closed) => {
+                inner.phase = p;
+                None
+            }
+        };
+        drop(inner);
+        if let Some(ev) = ev {
+            self.cm_event(ev);
+        }
+        Ok(())
+    }
+
+    fn reset(&self) -> Result<(), DeviceError> {
+        let mut inner = lock(&self.inner);
+        match inner.phase {
+            Phase::Closed | Phase::Draining { .. } | Phase::Idle => {
+                self.flush_pre_recv(&mut inner);
+                inner.phase = Phase::Idle;
+                Ok(())
+            }
+            _ => Err(DeviceError::State),
+        }
+    }
+
+    fn recv_outstanding(&self) -> (u32, u32) {
+        let inner = lock(&self.inner);
+        let n = match &inner.phase {
+            Phase::Up(up) => up.conn.recv_outstanding(),
+            _ => inner.pre_recv.len(),
+        };
+        (n as u32, self.cfg.recv_depth)
+    }
+}
+
+impl Drop for IwarpQp {
+    fn drop(&mut self) {
+        if let Some(dev) = self.dev.upgrade() {
+            lock(&dev.qps).remove(&self.num);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::verbs::SendOp;
+    use crate::transport::SOFTWARE_CAPABILITIES;
+    use std::net::Ipv4Addr;
+
+    const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    const DEADLINE: Duration = Duration::from_secs(20);
+
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    enum Got {
+        Request(u64, Vec<u8>),
+        Established(Vec<u8>),
+        Rejected(Vec<u8>),
+        Unreachable,
+        TimedOut,
+        AcceptFailed,
+        Disconnected,
+        Broken,
+    }
+
+    #[derive(Default)]
+    struct Rec(Mutex<Vec<Got>>);
+    impl CmHandler for Rec {
+        fn event(&self, _qp: Option<QpNum>, ev: CmEvent<'_>) {
+            let g = match ev {
+                CmEvent::ConnectRequest {
+                    request,
+                    private_data,
+                    ..
+                } => Got::Request(request, private_data.to_vec()),
+                CmEvent::Established { private_data } => Got::Established(private_data.to_vec()),
+                CmEvent::Rejected { private_data } => Got::Rejected(private_data.to_vec()),
+                CmEvent::Unreachable => Got::Unreachable,
+                CmEvent::TimedOut => Got::TimedOut,
+                CmEvent::AcceptFailed => Got::AcceptFailed,
+                CmEvent::Disconnected => Got::Disconnected,
+                CmEvent::Broken => Got::Broken,
+            };
+            lock(&self.0).push(g);
+        }
+    }
+    impl Rec {
+        fn take(&self) -> Vec<Got> {
+            std::mem::take(&mut *lock(&self.0))
+        }
+    }
+
+    struct Side {
+        dev: Arc<IwarpDevice>,
+        pd: PdId,
+        cq: Arc<dyn CompletionQueue>,
+        qp: Arc<dyn QueuePair>,
+        rec: Arc<Rec>,
+    }
+
+    fn side(dev: &Arc<IwarpDevice>) -> Side {
+        let pd = dev.alloc_pd().expect("pd");
+        let cq = dev.create_cq(256).expect("cq");
+        let rec = Arc::new(Rec::default());
+        let qp = dev
+            .create_qp(QpConfig {
+                pd,
+                send_cq: cq.clone(),
+                recv_cq: cq.clone(),
+                srq: None,
+                send_depth: 64,
+                recv_depth: 64,
+                max_send_sge: 4,
+                max_recv_sge: 4,
+                ird: 4,
+                ord: 4,
+                cm: rec.clone(),
+            })
+            .expect("qp");
+        Side {
+            dev: dev.clone(),
+            pd,
+            cq,
+            qp,
+            rec,
+        }
+    }
+
+    fn spin(devs: &[&Arc<IwarpDevice>], mut done: impl FnMut() -> bool) {
+        let end = Instant::now() + DEADLINE;
+        while !done() {
+            assert!(Instant::now() < end, "deadline");
+            for d in devs {
+                d.progress();
+            }
+        }
+    }
+
+    fn wait_ev(devs: &[&Arc<IwarpDevice>], rec: &Rec) -> Got {
+        let mut got = None;
+        spin(devs, || {
+            got = lock(&rec.0).first().cloned();
+            got.is_some()
+        });
+        lock(&rec.0).remove(0);
+        got.expect("event")
+    }
+
+    /// Connected pair: (active, passive), each on its own device.
+    fn connected(n: usize) -> Vec<(Side, Side)> {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let a = side(&da);
+            let b = side(&db);
+            a.qp.connect(SocketAddr::new(LO, 0), l.port(), b"hi", DEADLINE)
+                .expect("connect");
+            let Got::Request(id, pd) = wait_ev(&[&da, &db], &lrec) else {
+                panic!("request")
+            };
+            assert_eq!(pd, b"hi");
+            db.accept(id, &*b.qp, b"yo").expect("accept");
+            assert_eq!(
+                wait_ev(&[&da, &db], &a.rec),
+                Got::Established(b"yo".to_vec())
+            );
+            assert!(matches!(wait_ev(&[&da, &db], &b.rec), Got::Established(_)));
+            out.push((a, b));
+        }
+        out
+    }
+
+    fn reg(s: &Side, buf: &[u8]) -> MemoryRegion {
+        let all = Access::LOCAL_READ
+            .union(Access::LOCAL_WRITE)
+            .union(Access::REMOTE_READ)
+            .union(Access::REMOTE_WRITE);
+        s.dev
+            .register(s.pd, buf.as_ptr() as u64, buf.len() as u64, all)
+            .expect("register")
+    }
+
+    fn sge(mr: &MemoryRegion, len: usize) -> Sge {
+        Sge {
+            addr: mr.addr,
+            len: len as u64,
+            lkey: mr.lkey,
+        }
+    }
+
+    fn wait_wc(devs: &[&Arc<IwarpDevice>], cq: &Arc<dyn CompletionQueue>) -> Wc {
+        let mut out = [Wc {
+            wr_id: 0,
+            status: WcStatus::Fatal,
+            op: WcOp::Send,
+            byte_len: 0,
+            qp: 0,
+            solicited: false,
+        }];
+        spin(devs, || cq.poll(&mut out) == 1);
+        out[0]
+    }
+
+    fn pattern(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
+            .collect()
+    }
+
+    #[test]
+    fn connect_accept_with_private_data_both_ways() {
+        let v = connected(1);
+        assert_eq!(v[0].0.qp.state(), QpState::Connected);
+        assert_eq!(v[0].1.qp.state(), QpState::Connected);
+    }
+
+    #[test]
+    fn reject_carries_private_data() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        let a = side(&da);
+        a.qp.connect(SocketAddr::new(LO, 0), l.port(), b"x", DEADLINE)
+            .expect("connect");
+        let Got::Request(id, _) = wait_ev(&[&da, &db], &lrec) else {
+            panic!("request")
+        };
+        l.reject(id, b"no thanks").expect("reject");
+        assert_eq!(
+            wait_ev(&[&da, &db], &a.rec),
+            Got::Rejected(b"no thanks".to_vec())
+        );
+    }
+
+    #[test]
+    fn closed_port_is_unreachable_and_busy_port_is_in_use() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let l = da.listen(0, Arc::new(Rec::default())).expect("listen");
+        assert_eq!(
+            da.listen(l.port(), Arc::new(Rec::default())).err(),
+            Some(DeviceError::PortInUse)
+        );
+        let port = l.port();
+        drop(l);
+        let a = side(&da);
+        a.qp.connect(SocketAddr::new(LO, 0), port, b"", DEADLINE)
+            .expect("connect");
+        assert_eq!(wait_ev(&[&da], &a.rec), Got::Unreachable);
+    }
+
+    fn send_recv(len: usize) {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let src = pattern(len, 3);
+        let dst = vec![0u8; len + 16];
+        let (ms, md) = (reg(a, &src), reg(b, &dst));
+        b.qp.post_recv(&RecvWr {
+            wr_id: 9,
+            sgl: &[sge(&md, dst.len())],
+        })
+        .expect("recv");
+        a.qp.post_send(&SendWr {
+            wr_id: 5,
+            op: SendOp::Send { solicited: false },
+            sgl: &[sge(&ms, len)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("send");
+        let devs = [&a.dev, &b.dev];
+        let r = wait_wc(&devs, &b.cq);
+        assert_eq!(
+            (r.wr_id, r.status, r.op),
+            (9, WcStatus::Success, WcOp::Recv)
+        );
+        assert_eq!(r.byte_len, len as u64);
+        let s = wait_wc(&devs, &a.cq);
+        assert_eq!((s.wr_id, s.status), (5, WcStatus::Success));
+        assert_eq!(&dst[..len], &src[..]);
+    }
+
+    #[test]
+    fn send_recv_0_bytes() {
+        send_recv(0);
+    }
+
+    #[test]
+    fn send_recv_1_byte() {
+        send_recv(1);
+    }
+
+    #[test]
+    fn send_recv_1_mib() {
+        send_recv(1 << 20);
+    }
+
+    #[test]
+    fn rdma_write_and_read_1_mib() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let len = 1 << 20;
+        let src = pattern(len, 11);
+        let remote = vec![0u8; len];
+        let back = vec![0u8; len];
+        let (ms, mr, mb) = (reg(a, &src), reg(b, &remote), reg(a, &back));
+        let devs = [&a.dev, &b.dev];
+        a.qp.post_send(&SendWr {
+            wr_id: 1,
+            op: SendOp::RdmaWrite {
+                remote_addr: mr.addr,
+                rkey: mr.rkey,
+            },
+            sgl: &[sge(&ms, len)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("write");
+        let w = wait_wc(&devs, &a.cq);
+        assert_eq!((w.wr_id, w.status), (1, WcStatus::Success));
+        assert!(remote == src, "written bytes");
+        a.qp.post_send(&SendWr {
+            wr_id: 2,
+            op: SendOp::RdmaRead {
+                remote_addr: mr.addr,
+                rkey: mr.rkey,
+            },
+            sgl: &[sge(&mb, len)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("read");
+        let r = wait_wc(&devs, &a.cq);
+        assert_eq!(
+            (r.wr_id, r.status, r.byte_len),
+            (2, WcStatus::Success, len as u64)
+        );
+        assert!(back == src, "read bytes");
+    }
+
+    #[test]
+    fn sixteen_queue_pairs_at_once() {
+        let v = connected(16);
+        let bufs: Vec<(Vec<u8>, Vec<u8>)> = (0..16)
+            .map(|i| (pattern(4096, i as u8), vec![0u8; 4096]))
+            .collect();
+        for ((a, b), (s, d)) in v.iter().zip(&bufs) {
+            let (ms, md) = (reg(a, s), reg(b, d));
+            b.qp.post_recv(&RecvWr {
+                wr_id: 1,
+                sgl: &[sge(&md, d.len())],
+            })
+            .expect("recv");
+            a.qp.post_send(&SendWr {
+                wr_id: 2,
+                op: SendOp::Send { solicited: false },
+                sgl: &[sge(&ms, s.len())],
+                signaled: true,
+                fence: false,
+            })
+            .expect("send");
+        }
+        for ((a, b), (s, d)) in v.iter().zip(&bufs) {
+            let devs = [&a.dev, &b.dev];
+            assert_eq!(wait_wc(&devs, &b.cq).status, WcStatus::Success);
+            assert_eq!(wait_wc(&devs, &a.cq).status, WcStatus::Success);
+            assert!(s == d);
+        }
+    }
+
+    #[test]
+    fn disconnect_flushes_outstanding_receives() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let dst = vec![0u8; 64];
+        let md = reg(b, &dst);
+        for id in 0..3 {
+            b.qp.post_recv(&RecvWr {
+                wr_id: id,
+                sgl: &[sge(&md, 64)],
+            })
+            .expect("recv");
+        }
+        a.qp.disconnect(true).expect("disconnect");
+        assert_eq!(a.rec.take(), vec![Got::Disconnected]);
+        let devs = [&a.dev, &b.dev];
+        assert_eq!(wait_ev(&devs, &b.rec), Got::Disconnected);
+        for id in 0..3 {
+            let w = wait_wc(&devs, &b.cq);
+            assert_eq!((w.wr_id, w.status), (id, WcStatus::Flushed));
+        }
+        assert_eq!(b.qp.state(), QpState::Closed);
+    }
+}
