@@ -1757,4 +1757,33 @@ mod tests {
         }
         assert_eq!(b.qp.state(), QpState::Closed);
     }
+
+    #[test]
+    fn abrupt_disconnect_breaks_the_peer_and_flushes() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let dst = vec![0u8; 64];
+        let md = reg(b, &dst);
+        b.qp.post_recv(&RecvWr {
+            wr_id: 7,
+            sgl: &[sge(&md, 64)],
+        })
+        .expect("recv");
+        a.qp.disconnect(false).expect("disconnect");
+        assert_eq!(a.rec.take(), vec![Got::Disconnected]);
+        let devs = [&a.dev, &b.dev];
+        assert_eq!(wait_ev(&devs, &b.rec), Got::Broken);
+        let w = wait_wc(&devs, &b.cq);
+        assert_eq!((w.wr_id, w.status), (7, WcStatus::Flushed));
+        assert_eq!(
+            a.qp.post_send(&SendWr {
+                wr_id: 1,
+                op: SendOp::Send { solicited: false },
+                sgl: &[],
+                signaled: true,
+                fence: false,
+            }),
+            Err(PostError::State)
+        );
+    }
 }
