@@ -972,6 +972,25 @@ mod tests {
         }
     }
 
+    /// Small socket buffers, so that an 8 MiB transfer cannot move in one
+    /// call on either side, whatever the scheduling.
+    fn small_buffers(fd: BorrowedFd<'_>) {
+        let size: libc::c_int = 64 * 1024;
+        for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
+            // SAFETY: setsockopt on a socket we own, with an int option value.
+            let r = unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&size as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            assert_eq!(r, 0);
+        }
+    }
+
     fn wait_for(fd: BorrowedFd<'_>, events: i16) {
         let mut p = libc::pollfd {
             fd: fd.as_raw_fd(),
@@ -1164,6 +1183,8 @@ mod tests {
         for (kind, (a, b)) in pairs() {
             set_nonblocking(a.as_fd());
             set_nonblocking(b.as_fd());
+            small_buffers(a.as_fd());
+            small_buffers(b.as_fd());
             let src = Map::new(LEN / PAGE + 1);
             let dst = Map::new(LEN / PAGE + 1);
             let src_segs = [
