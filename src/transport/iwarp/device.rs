@@ -11,6 +11,8 @@
 //!   `setup` took, so FPDU bytes behind them stay in the socket.
 //! - No background thread yet: something must call [`Device::progress`]
 //!   (or poll the CQs) for connection setup and for RDMA targets to run.
+//! - `register` checks the memory (`memcheck`): mapped, readable, and
+//!   writable when local or remote write access is asked for.
 //! - Not yet: SRQ, memory windows, the RNR timer, CRC-on tests.
 
 #![allow(unsafe_code)]
@@ -31,6 +33,7 @@ use super::setup::{
 };
 use super::wire::{FpduReader, RxEvent, RxNeed, Segment};
 use crate::keys::{KeyTable, Region};
+use crate::transport::memcheck::{self, Need};
 use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
 use crate::transport::verbs::{
     Access, BindWr, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, Listener,
@@ -353,6 +356,14 @@ impl Device for IwarpDevice {
         len: u64,
         access: Access,
     ) -> Result<MemoryRegion, DeviceError> {
+        if len > 0 {
+            let need = Need {
+                write: access.contains(Access::LOCAL_WRITE)
+                    || access.contains(Access::REMOTE_WRITE),
+                shared: false,
+            };
+            memcheck::check(addr, len, need).map_err(DeviceError::Memory)?;
+        }
         let (idx, lkey) = self
             .keys
             .register(Region {
@@ -1785,5 +1796,58 @@ mod tests {
             }),
             Err(PostError::State)
         );
+    }
+
+    #[test]
+    fn register_checks_the_memory() {
+        use crate::transport::memcheck::Fault;
+        let dev = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let pd = dev.alloc_pd().expect("pd");
+        let rw = Access::LOCAL_READ.union(Access::LOCAL_WRITE);
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).expect("page");
+        // SAFETY: a fresh anonymous mapping of two pages, owned by the test.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        let a = base as u64;
+        // SAFETY: the second page is ours; the first is made read-only.
+        unsafe {
+            assert_eq!(libc::munmap(base.cast::<u8>().add(page).cast(), page), 0);
+            assert_eq!(libc::mprotect(base, page, libc::PROT_READ), 0);
+        }
+        assert_eq!(
+            dev.register(pd, a + page as u64, page as u64, Access::LOCAL_READ)
+                .err(),
+            Some(DeviceError::Memory(Fault::Unmapped))
+        );
+        assert_eq!(
+            dev.register(pd, a, page as u64, rw).err(),
+            Some(DeviceError::Memory(Fault::NotWritable))
+        );
+        let remote_write = Access::LOCAL_READ.union(Access::REMOTE_WRITE);
+        assert_eq!(
+            dev.register(pd, a, page as u64, remote_write).err(),
+            Some(DeviceError::Memory(Fault::NotWritable))
+        );
+        let ro = dev
+            .register(pd, a, page as u64, Access::LOCAL_READ)
+            .expect("read-only memory, read access");
+        dev.deregister(&ro).expect("deregister");
+        let heap = vec![0u8; 10_000];
+        let mr = dev
+            .register(pd, heap.as_ptr() as u64, heap.len() as u64, rw)
+            .expect("heap buffer");
+        dev.deregister(&mr).expect("deregister");
+        // SAFETY: unmaps the page this test mapped.
+        unsafe { libc::munmap(base, page) };
     }
 }
