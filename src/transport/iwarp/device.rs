@@ -13,6 +13,9 @@
 //!   (or poll the CQs) for connection setup and for RDMA targets to run.
 //! - `register` checks the memory (`memcheck`): mapped, readable, and
 //!   writable when local or remote write access is asked for.
+//! - A queue pair's socket is watched by its send and receive CQs' wait
+//!   descriptors (token: the QP number) from connect/accept until it is
+//!   closed (`Sock`), so a thread sleeping on `wait_fd` wakes on data.
 //! - Not yet: SRQ, memory windows, the RNR timer, CRC-on tests.
 
 #![allow(unsafe_code)]
@@ -509,16 +512,19 @@ impl Device for IwarpDevice {
             }
             Err(_) => return Err(DeviceError::State),
         };
-        if !write_small(&pend.stream, &acc.reply) {
-            drop(inner);
-            q.cm_event(Ev::AcceptFailed);
-            return Ok(());
-        }
+        let stream = match Sock::new(pend.stream, &q) {
+            Ok(s) if write_small(&s, &acc.reply) => s,
+            _ => {
+                drop(inner);
+                q.cm_event(Ev::AcceptFailed);
+                return Ok(());
+            }
+        };
         let ev = match acc.established {
-            Some(est) => q.go_up(&mut inner, pend.stream, est),
+            Some(est) => q.go_up(&mut inner, stream, est),
             None => {
                 inner.phase = Phase::Accepting {
-                    stream: pend.stream,
+                    stream,
                     resp: Box::new(pend.resp),
                     deadline: Instant::now() + RTR_TIMEOUT,
                 };
@@ -633,24 +639,68 @@ enum Phase {
     Idle,
     /// Active side: TCP connect, then the MPA Reply.
     Connecting {
-        stream: TcpStream,
+        stream: Sock,
         init: Box<Initiator>,
         tcp_up: bool,
         deadline: Instant,
     },
     /// Passive side: the Reply went out; waiting for the RTR.
     Accepting {
-        stream: TcpStream,
+        stream: Sock,
         resp: Box<Responder>,
         deadline: Instant,
     },
     Up(Box<Up>),
     /// Gracefully closed: reading until the peer's end of stream.
     Draining {
-        stream: TcpStream,
+        stream: Sock,
         deadline: Instant,
     },
     Closed,
+}
+
+/// A queue pair's socket: while it lives, data arriving on it wakes the
+/// threads sleeping on its completion queues' wait descriptors.
+struct Sock {
+    stream: TcpStream,
+    cqs: Vec<Arc<Cq>>,
+}
+
+impl Sock {
+    /// Watches `stream` on the queue pair's send and receive queues, with
+    /// the queue pair's number as the token.
+    fn new(stream: TcpStream, qp: &IwarpQp) -> Result<Sock, DeviceError> {
+        let mut cqs = vec![qp.send_cq.clone()];
+        if !Arc::ptr_eq(&qp.send_cq, &qp.recv_cq) {
+            cqs.push(qp.recv_cq.clone());
+        }
+        let mut sock = Sock {
+            stream,
+            cqs: Vec::with_capacity(cqs.len()),
+        };
+        for cq in cqs {
+            cq.watch(sock.stream.as_fd(), u64::from(qp.num))?;
+            // Pushed once watched: dropping `sock` (also on an error here)
+            // unwatches exactly these.
+            sock.cqs.push(cq);
+        }
+        Ok(sock)
+    }
+}
+
+impl std::ops::Deref for Sock {
+    type Target = TcpStream;
+    fn deref(&self) -> &TcpStream {
+        &self.stream
+    }
+}
+
+impl Drop for Sock {
+    fn drop(&mut self) {
+        for cq in &self.cqs {
+            cq.unwatch(self.stream.as_fd());
+        }
+    }
 }
 
 /// An FPDU being written.
@@ -680,7 +730,7 @@ enum RxCur {
 }
 
 struct Up {
-    stream: TcpStream,
+    stream: Sock,
     conn: Conn,
     crc: bool,
     txplan: TxPlan,
@@ -756,12 +806,7 @@ impl IwarpQp {
     }
 
     /// Setup finished: build the engine, replay early receives.
-    fn go_up(
-        &self,
-        inner: &mut Inner,
-        stream: TcpStream,
-        est: super::setup::Established,
-    ) -> Option<Ev> {
+    fn go_up(&self, inner: &mut Inner, stream: Sock, est: super::setup::Established) -> Option<Ev> {
         if !est.tx.is_empty() && !write_small(&stream, &est.tx) {
             inner.phase = Phase::Closed;
             self.flush_pre_recv(inner);
@@ -918,7 +963,7 @@ impl IwarpQp {
         loop {
             match up.reader.need() {
                 RxNeed::Header(_) | RxNeed::Trailer(_) => {
-                    let r = (&up.stream).read(up.reader.spare());
+                    let r = (&*up.stream).read(up.reader.spare());
                     let n = match r {
                         Ok(0) => return (true, Outcome::Eof),
                         Ok(n) => n,
@@ -990,7 +1035,7 @@ impl IwarpQp {
                         }
                         RxCur::Inline { len, off } => {
                             let buf = &mut up.conn.rx_inline()[*off..*len];
-                            match (&up.stream).read(buf) {
+                            match (&*up.stream).read(buf) {
                                 Ok(0) => Err(IoError::Closed),
                                 Ok(n) => {
                                     let s = *off;
@@ -1152,7 +1197,7 @@ impl IwarpQp {
             Phase::Draining { stream, deadline } => {
                 let mut buf = [0u8; 4096];
                 loop {
-                    match (&stream).read(&mut buf) {
+                    match (&*stream).read(&mut buf) {
                         Ok(0) => return (true, None),
                         Ok(_) => {}
                         Err(e) if e.kind() == ErrorKind::WouldBlock && now < deadline => {
@@ -1322,6 +1367,7 @@ impl QueuePair for IwarpQp {
         };
         match start_connect(to) {
             Ok(stream) => {
+                let stream = Sock::new(stream, self)?;
                 inner.phase = Phase::Connecting {
                     stream,
                     init: Box::new(init),
@@ -1849,5 +1895,59 @@ mod tests {
         dev.deregister(&mr).expect("deregister");
         // SAFETY: unmaps the page this test mapped.
         unsafe { libc::munmap(base, page) };
+    }
+
+    #[test]
+    fn cq_wait_fd_wakes_when_the_peer_sends() {
+        use nix::poll::{PollFd, PollFlags, PollTimeout};
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let src = pattern(100, 5);
+        let dst = vec![0u8; 100];
+        let (ms, md) = (reg(a, &src), reg(b, &dst));
+        b.qp.post_recv(&RecvWr {
+            wr_id: 3,
+            sgl: &[sge(&md, dst.len())],
+        })
+        .expect("recv");
+        let readable = |cq: &Arc<dyn CompletionQueue>, ms: u16| {
+            let mut fds = [PollFd::new(cq.wait_fd(), PollFlags::POLLIN)];
+            nix::poll::poll(&mut fds, PollTimeout::from(ms)).expect("poll") == 1
+        };
+        assert!(!readable(&b.cq, 0), "nothing arrived yet");
+        let cq = b.cq.clone();
+        let waiter = std::thread::spawn(move || {
+            let t = Instant::now();
+            let woke = readable(&cq, DEADLINE.as_millis() as u16);
+            (woke, t.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        a.qp.post_send(&SendWr {
+            wr_id: 4,
+            op: SendOp::Send { solicited: false },
+            sgl: &[sge(&ms, src.len())],
+            signaled: true,
+            fence: false,
+        })
+        .expect("send");
+        let (woke, after) = waiter.join().expect("waiter");
+        assert!(woke && after < DEADLINE, "woke after {after:?}");
+        let mut out = [Wc {
+            wr_id: 0,
+            status: WcStatus::Fatal,
+            op: WcOp::Send,
+            byte_len: 0,
+            qp: 0,
+            solicited: false,
+        }];
+        let end = Instant::now() + DEADLINE;
+        while b.cq.poll(&mut out) == 0 {
+            assert!(Instant::now() < end, "deadline");
+        }
+        assert_eq!(
+            (out[0].wr_id, out[0].status, out[0].op, out[0].byte_len),
+            (3, WcStatus::Success, WcOp::Recv, 100)
+        );
+        assert_eq!(dst, src);
     }
 }
