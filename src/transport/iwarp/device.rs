@@ -16,7 +16,12 @@
 //! - A queue pair's socket is watched by its send and receive CQs' wait
 //!   descriptors (token: the QP number) from connect/accept until it is
 //!   closed (`Sock`), so a thread sleeping on `wait_fd` wakes on data.
-//! - Not yet: SRQ, memory windows, the RNR timer, CRC-on tests.
+//! - RNR: a Send that finds no posted receive holds its connection (the
+//!   device stops reading it) for [`IwarpDevice::set_rnr_timeout`]; a
+//!   receive posted in time lets it land, otherwise the engine's Terminate
+//!   goes out, the connection breaks and the sender's Send completes
+//!   receiver-not-ready. The time is checked at progress (no timer thread).
+//! - Not yet: SRQ, memory windows, CRC-on tests.
 
 #![allow(unsafe_code)]
 
@@ -49,6 +54,9 @@ use crate::transport::Capabilities;
 const MAX_FPDU: usize = 65535;
 /// How long a graceful close waits for the peer's end of stream.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a Send that found no posted receive waits for one, unless
+/// [`IwarpDevice::set_rnr_timeout`] says otherwise.
+pub const DEFAULT_RNR_TIMEOUT: Duration = Duration::from_secs(2);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -66,6 +74,8 @@ pub struct IwarpDevice {
     qps: Mutex<HashMap<QpNum, Weak<IwarpQp>>>,
     listeners: Mutex<Vec<Weak<IwarpListener>>>,
     pending: Mutex<HashMap<u64, Pending>>,
+    /// The receiver-not-ready time, in nanoseconds.
+    rnr_timeout: AtomicU64,
     me: Weak<IwarpDevice>,
 }
 
@@ -93,8 +103,23 @@ impl IwarpDevice {
             qps: Mutex::new(HashMap::new()),
             listeners: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
+            rnr_timeout: AtomicU64::new(DEFAULT_RNR_TIMEOUT.as_nanos() as u64),
             me: me.clone(),
         })
+    }
+
+    /// How long a Send that finds no posted receive holds its connection
+    /// (the device stops reading it) before the connection is terminated
+    /// and the sender's Send completes receiver-not-ready. Applies to Sends
+    /// that arrive after the call.
+    pub fn set_rnr_timeout(&self, t: Duration) {
+        let ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        self.rnr_timeout.store(ns, Ordering::Relaxed);
+    }
+
+    /// The receiver-not-ready time ([`IwarpDevice::set_rnr_timeout`]).
+    pub fn rnr_timeout(&self) -> Duration {
+        Duration::from_nanos(self.rnr_timeout.load(Ordering::Relaxed))
     }
 
     /// The device's key table.
@@ -738,8 +763,9 @@ struct Up {
     reader: FpduReader,
     rxplan: RxPlan,
     rx: RxCur,
-    /// A Send that found no receive, to retry after a `post_recv`.
-    not_ready: Option<Segment>,
+    /// A Send that found no receive, to retry after a `post_recv`, and
+    /// when its receiver-not-ready time runs out.
+    not_ready: Option<(Segment, Instant)>,
 }
 
 struct Inner {
@@ -763,6 +789,9 @@ enum Outcome {
     Ok,
     Eof,
     Broken,
+    /// The engine queued a Terminate (receiver not ready): send it, then
+    /// close.
+    Terminated,
 }
 
 impl IwarpQp {
@@ -950,11 +979,16 @@ impl IwarpQp {
         let keys = &dev.keys;
         let mut sink = self.sink();
         let mut any = false;
-        if let Some(seg) = up.not_ready {
+        if let Some((seg, until)) = up.not_ready {
             match self.take_segment(up, &seg, keys, &mut sink) {
                 Ok(true) => {
                     up.not_ready = None;
                     any = true;
+                }
+                Ok(false) if Instant::now() >= until => {
+                    up.not_ready = None;
+                    let _ = up.conn.rnr_expired(&mut sink);
+                    return (true, Outcome::Terminated);
                 }
                 Ok(false) => return (false, Outcome::Ok),
                 Err(()) => return (true, Outcome::Broken),
@@ -978,7 +1012,8 @@ impl IwarpQp {
                             match self.take_segment(up, &seg, keys, &mut sink) {
                                 Ok(true) => {}
                                 Ok(false) => {
-                                    up.not_ready = Some(seg);
+                                    let until = Instant::now() + dev.rnr_timeout();
+                                    up.not_ready = Some((seg, until));
                                     return (true, Outcome::Ok);
                                 }
                                 Err(()) => return (true, Outcome::Broken),
@@ -1224,7 +1259,7 @@ impl IwarpQp {
                     match self.pump_tx(&mut up) {
                         Ok(a) => any |= a,
                         Err(()) => {
-                            if matches!(out, Outcome::Ok) {
+                            if matches!(out, Outcome::Ok | Outcome::Terminated) {
                                 out = Outcome::Broken;
                             }
                         }
@@ -1246,6 +1281,21 @@ impl IwarpQp {
                     Outcome::Broken => {
                         up.conn.flush(&mut sink);
                         set_linger_zero(&up.stream);
+                        (true, Some(Ev::Broken))
+                    }
+                    Outcome::Terminated => {
+                        up.conn.flush(&mut sink);
+                        if up.tx.is_none() {
+                            // The Terminate is out: close gracefully so the
+                            // peer reads it before the end of stream.
+                            let _ = up.stream.shutdown(Shutdown::Write);
+                            inner.phase = Phase::Draining {
+                                stream: up.stream,
+                                deadline: now + DRAIN_TIMEOUT,
+                            };
+                        } else {
+                            set_linger_zero(&up.stream);
+                        }
                         (true, Some(Ev::Broken))
                     }
                 }
@@ -1949,5 +1999,114 @@ mod tests {
             (3, WcStatus::Success, WcOp::Recv, 100)
         );
         assert_eq!(dst, src);
+    }
+
+    fn try_wc(cq: &Arc<dyn CompletionQueue>) -> Option<Wc> {
+        let mut out = [Wc {
+            wr_id: 0,
+            status: WcStatus::Fatal,
+            op: WcOp::Send,
+            byte_len: 0,
+            qp: 0,
+            solicited: false,
+        }];
+        (cq.poll(&mut out) == 1).then_some(out[0])
+    }
+
+    fn send(s: &Side, wr_id: u64, mr: &MemoryRegion, len: usize) {
+        s.qp.post_send(&SendWr {
+            wr_id,
+            op: SendOp::Send { solicited: false },
+            sgl: &[sge(mr, len)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("send");
+    }
+
+    #[test]
+    fn rnr_send_waits_for_a_receive_posted_in_time() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        assert_eq!(b.dev.rnr_timeout(), DEFAULT_RNR_TIMEOUT);
+        let src = pattern(3000, 9);
+        let dst = vec![0u8; 3000];
+        let (ms, md) = (reg(a, &src), reg(b, &dst));
+        send(a, 1, &ms, src.len());
+        // The Send is held (no receive): nothing completes meanwhile.
+        let hold = Instant::now() + Duration::from_millis(150);
+        while Instant::now() < hold {
+            a.dev.progress();
+            b.dev.progress();
+            assert!(try_wc(&a.cq).is_none() && try_wc(&b.cq).is_none());
+        }
+        assert_eq!(b.qp.state(), QpState::Connected);
+        b.qp.post_recv(&RecvWr {
+            wr_id: 2,
+            sgl: &[sge(&md, dst.len())],
+        })
+        .expect("recv");
+        let devs = [&a.dev, &b.dev];
+        let r = wait_wc(&devs, &b.cq);
+        assert_eq!(
+            (r.wr_id, r.status, r.byte_len),
+            (2, WcStatus::Success, 3000)
+        );
+        let s = wait_wc(&devs, &a.cq);
+        assert_eq!((s.wr_id, s.status), (1, WcStatus::Success));
+        assert_eq!(dst, src);
+        assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
+    }
+
+    #[test]
+    fn rnr_timeout_terminates_and_the_send_completes_receiver_not_ready() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let rnr = Duration::from_millis(100);
+        b.dev.set_rnr_timeout(rnr);
+        assert_eq!(b.dev.rnr_timeout(), rnr);
+        let src = pattern(64, 1);
+        let ms = reg(a, &src);
+        let dst = vec![0u8; 64];
+        let ma = reg(a, &dst);
+        a.qp.post_recv(&RecvWr {
+            wr_id: 30,
+            sgl: &[sge(&ma, 64)],
+        })
+        .expect("recv");
+        let t = Instant::now();
+        send(a, 1, &ms, 64);
+        send(a, 2, &ms, 64);
+        send(a, 3, &ms, 64);
+        let devs = [&a.dev, &b.dev];
+        assert_eq!(wait_ev(&devs, &b.rec), Got::Broken);
+        assert!(t.elapsed() >= rnr, "held for the RNR time");
+        assert_eq!(wait_ev(&devs, &a.rec), Got::Broken);
+        let got: Vec<(u64, WcStatus)> = (0..4)
+            .map(|_| {
+                let w = wait_wc(&devs, &a.cq);
+                (w.wr_id, w.status)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, WcStatus::ReceiverNotReady),
+                (2, WcStatus::Flushed),
+                (3, WcStatus::Flushed),
+                (30, WcStatus::Flushed),
+            ]
+        );
+        assert_eq!(a.qp.state(), QpState::Closed);
+        assert_eq!(b.qp.state(), QpState::Closed);
+        assert!(
+            try_wc(&b.cq).is_none(),
+            "nothing was posted on the receiver"
+        );
+        assert_eq!(
+            b.qp.post_recv(&RecvWr { wr_id: 4, sgl: &[] }),
+            Err(PostError::State)
+        );
+        assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
     }
 }
