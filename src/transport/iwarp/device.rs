@@ -21,6 +21,9 @@
 //!   receive posted in time lets it land, otherwise the engine's Terminate
 //!   goes out, the connection breaks and the sender's Send completes
 //!   receiver-not-ready. The time is checked at progress (no timer thread).
+//! - A CQ overrun (a completion that did not fit) is logged
+//!   (`tracing::warn!`) and breaks the queue pair at its next step
+//!   (`CmEvent::Broken`), as verbs reports it as a fatal error.
 //! - Not yet: SRQ, memory windows, CRC-on tests.
 
 #![allow(unsafe_code)]
@@ -29,7 +32,7 @@ use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -465,6 +468,7 @@ impl Device for IwarpDevice {
             cfg: cfg.clone(),
             send_cq: send_cq.clone(),
             recv_cq: recv_cq.clone(),
+            overrun: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
                 pre_recv: Vec::new(),
@@ -781,6 +785,8 @@ pub struct IwarpQp {
     cfg: QpConfig,
     send_cq: Arc<Cq>,
     recv_cq: Arc<Cq>,
+    /// A completion was lost to a full CQ: the connection must break.
+    overrun: AtomicBool,
     inner: Mutex<Inner>,
 }
 
@@ -816,14 +822,30 @@ impl IwarpQp {
             } else {
                 &self.send_cq
             };
-            // An overrun loses the completion (reported by a later cut).
-            let _ = cq.push(wc);
+            if !cq.push(wc) {
+                self.cq_overrun(&wc);
+            }
+        }
+    }
+
+    /// A completion did not fit its CQ: lost. Like verbs' fatal CQ error,
+    /// the queue pair breaks (at its next step).
+    fn cq_overrun(&self, wc: &Wc) {
+        if !self.overrun.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                qp = self.num,
+                wr_id = wc.wr_id,
+                op = ?wc.op,
+                status = ?wc.status,
+                "completion queue overrun: completion lost, queue pair broken"
+            );
         }
     }
 
     fn flush_pre_recv(&self, inner: &mut Inner) {
+        let mut sink = self.sink();
         for (wr_id, _) in inner.pre_recv.drain(..) {
-            let _ = self.recv_cq.push(Wc {
+            sink(Wc {
                 wr_id,
                 status: WcStatus::Flushed,
                 op: WcOp::Recv,
@@ -845,6 +867,7 @@ impl IwarpQp {
             inner.phase = Phase::Closed;
             return None;
         };
+        self.overrun.store(false, Ordering::Release);
         let crc = est.negotiated.crc;
         let mut conn = Conn::new(
             ConnConfig {
@@ -1265,7 +1288,10 @@ impl IwarpQp {
                         }
                     }
                 }
-                if matches!(out, Outcome::Ok) && up.conn.state() == ConnState::Broken {
+                if matches!(out, Outcome::Ok)
+                    && (up.conn.state() == ConnState::Broken
+                        || self.overrun.load(Ordering::Acquire))
+                {
                     out = Outcome::Broken;
                 }
                 let mut sink = self.sink();
@@ -1569,8 +1595,12 @@ mod tests {
     }
 
     fn side(dev: &Arc<IwarpDevice>) -> Side {
+        side_cq(dev, 256)
+    }
+
+    fn side_cq(dev: &Arc<IwarpDevice>, cq_depth: u32) -> Side {
         let pd = dev.alloc_pd().expect("pd");
-        let cq = dev.create_cq(256).expect("cq");
+        let cq = dev.create_cq(cq_depth).expect("cq");
         let rec = Arc::new(Rec::default());
         let qp = dev
             .create_qp(QpConfig {
@@ -1618,6 +1648,11 @@ mod tests {
 
     /// Connected pair: (active, passive), each on its own device.
     fn connected(n: usize) -> Vec<(Side, Side)> {
+        connected_cq(n, 256)
+    }
+
+    /// Like [`connected`], the passive sides' CQs `cq_depth` deep.
+    fn connected_cq(n: usize, cq_depth: u32) -> Vec<(Side, Side)> {
         let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
         let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
         let lrec = Arc::new(Rec::default());
@@ -1625,7 +1660,7 @@ mod tests {
         let mut out = Vec::new();
         for _ in 0..n {
             let a = side(&da);
-            let b = side(&db);
+            let b = side_cq(&db, cq_depth);
             a.qp.connect(SocketAddr::new(LO, 0), l.port(), b"hi", DEADLINE)
                 .expect("connect");
             let Got::Request(id, pd) = wait_ev(&[&da, &db], &lrec) else {
@@ -2107,6 +2142,37 @@ mod tests {
             b.qp.post_recv(&RecvWr { wr_id: 4, sgl: &[] }),
             Err(PostError::State)
         );
+        assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
+    }
+
+    #[test]
+    fn cq_overrun_breaks_the_queue_pair() {
+        let v = connected_cq(1, 1);
+        let (a, b) = &v[0];
+        assert_eq!(b.cq.depth(), 1);
+        let src = pattern(32, 2);
+        let dst = vec![0u8; 64];
+        let (ms, md) = (reg(a, &src), reg(b, &dst));
+        for id in [1, 2] {
+            b.qp.post_recv(&RecvWr {
+                wr_id: id,
+                sgl: &[sge(&md, 32)],
+            })
+            .expect("recv");
+        }
+        send(a, 11, &ms, 32);
+        send(a, 12, &ms, 32);
+        // Nobody takes the first completion before the second arrives.
+        let devs = [&a.dev, &b.dev];
+        assert_eq!(wait_ev(&devs, &b.rec), Got::Broken);
+        assert_eq!(b.qp.state(), QpState::Closed);
+        assert_eq!(wait_ev(&devs, &a.rec), Got::Broken);
+        let w = try_wc(&b.cq).expect("the completion that fit");
+        assert_eq!((w.wr_id, w.status), (1, WcStatus::Success));
+        assert!(try_wc(&b.cq).is_none(), "the second was lost");
+        for id in [11, 12] {
+            assert_eq!(wait_wc(&devs, &a.cq).wr_id, id);
+        }
         assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
     }
 }
