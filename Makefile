@@ -5,7 +5,8 @@
 #   make check-header fail if the checked-in header differs from a fresh one
 #   make check        every test layer: cargo tests, loom model, exports, C conformance tests
 #   make demo         build and run the demo program
-#   make bench        time the local hot paths (ns per operation)
+#   make bench        time the local hot paths (ns per operation), then qp-bench
+#   make qp-bench     queue pairs (iWARP over loopback TCP) beside raw TCP
 #   make install PREFIX=/usr/local
 #   make valgrind     run the C tests once under valgrind
 
@@ -41,7 +42,7 @@ PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC
 CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN)
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo bench install valgrind clippy fmt lint header-modes dropin clean
+        demo bench qp-bench install valgrind clippy fmt lint header-modes dropin clean
 
 all: lib
 
@@ -120,6 +121,13 @@ $(BENCH_BIN): $(BENCH_SRC) ctests/bench/bench.h include/dat/udat.h $(LIBOUT)/lib
 # The stub provider (third-party dispatch) is named in a dat.conf by path.
 bench: lib $(BENCH_BIN) $(STUB_LIB)
 	$(BENCH_BIN) $(abspath $(STUB_LIB))
+	$(MAKE) qp-bench
+
+# Latency, bandwidth, message and connection rates of the iWARP queue pairs
+# next to the same patterns over raw TCP sockets (src/bin/qp_bench.rs).
+qp-bench:
+	$(CARGO) build --release --bin qp_bench
+	target/release/qp_bench
 
 demo: lib
 	@mkdir -p $(BUILD)/demo

@@ -1,0 +1,830 @@
+//! Queue-pair-level benchmark of the iWARP device beside raw TCP sockets,
+//! over loopback: ping-pong latency, RDMA Write / Read bandwidth, 64 B
+//! message rate and connection setup rate. Run by `make bench`.
+//!
+//! Each timed pattern runs on a fresh connection with two threads (one per
+//! side): ours busy-poll their completion queue (`poll` drives the engine;
+//! there is no background thread yet), the raw TCP threads busy-poll
+//! non-blocking sockets. Every pattern first runs one untimed, verified
+//! iteration (data compared byte for byte). Every wait has a deadline; any
+//! error prints a message and exits non-zero.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::verbs::{
+    Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
+    QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
+};
+use udapl::transport::SOFTWARE_CAPABILITIES;
+
+type R<T> = Result<T, String>;
+
+const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+/// Longest any single wait may take.
+const WAIT: Duration = Duration::from_secs(10);
+/// Outstanding work requests in the windowed patterns.
+const WINDOW: usize = 8;
+
+// ---------------------------------------------------------------- helpers
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    Request(u64),
+    Established,
+    Down,
+    Failed,
+}
+
+#[derive(Default)]
+struct Rec(Mutex<Vec<(Option<QpNum>, Ev)>>);
+
+impl CmHandler for Rec {
+    fn event(&self, qp: Option<QpNum>, ev: CmEvent<'_>) {
+        let e = match ev {
+            CmEvent::ConnectRequest { request, .. } => Ev::Request(request),
+            CmEvent::Established { .. } => Ev::Established,
+            CmEvent::Disconnected | CmEvent::Broken => Ev::Down,
+            _ => Ev::Failed,
+        };
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((qp, e));
+    }
+}
+
+impl Rec {
+    /// Removes and returns the first event for `qp` matching `f`.
+    fn take(&self, qp: Option<QpNum>, f: impl Fn(Ev) -> bool) -> R<Option<Ev>> {
+        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = v.iter().position(|&(q, e)| q == qp && f(e)) {
+            return Ok(Some(v.remove(i).1));
+        }
+        if let Some(&(_, e)) = v.iter().find(|&&(q, e)| q == qp && e == Ev::Failed) {
+            return Err(format!("connection event {e:?}"));
+        }
+        Ok(None)
+    }
+}
+
+struct Devs {
+    a: Arc<IwarpDevice>,
+    b: Arc<IwarpDevice>,
+    pa: PdId,
+    pb: PdId,
+    ra: Arc<Rec>,
+    rb: Arc<Rec>,
+    listener: Arc<dyn Listener>,
+}
+
+impl Devs {
+    fn open() -> R<Devs> {
+        let a = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let b = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let pa = a.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
+        let pb = b.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
+        let ra = Arc::new(Rec::default());
+        let rb = Arc::new(Rec::default());
+        let listener = b
+            .listen(0, rb.clone())
+            .map_err(|e| format!("listen: {e:?}"))?;
+        Ok(Devs {
+            a,
+            b,
+            pa,
+            pb,
+            ra,
+            rb,
+            listener,
+        })
+    }
+
+    /// Drives both devices until `f` says done (or errs), within [`WAIT`].
+    fn spin<T>(&self, what: &str, mut f: impl FnMut() -> R<Option<T>>) -> R<T> {
+        let end = Instant::now() + WAIT;
+        loop {
+            if let Some(t) = f()? {
+                return Ok(t);
+            }
+            self.a.progress();
+            self.b.progress();
+            if Instant::now() > end {
+                return Err(format!("timed out waiting for {what}"));
+            }
+        }
+    }
+
+    fn qp(
+        dev: &Arc<IwarpDevice>,
+        pd: PdId,
+        cq: &Arc<dyn CompletionQueue>,
+        rec: &Arc<Rec>,
+    ) -> R<Arc<dyn QueuePair>> {
+        dev.create_qp(QpConfig {
+            pd,
+            send_cq: cq.clone(),
+            recv_cq: cq.clone(),
+            srq: None,
+            send_depth: 128,
+            recv_depth: 128,
+            max_send_sge: 2,
+            max_recv_sge: 2,
+            ird: 16,
+            ord: 16,
+            cm: rec.clone(),
+        })
+        .map_err(|e| format!("create_qp: {e:?}"))
+    }
+
+    /// Creates a queue pair on each device (on the given CQs) and connects
+    /// them; returns (active, passive).
+    fn connect(
+        &self,
+        ca: &Arc<dyn CompletionQueue>,
+        cb: &Arc<dyn CompletionQueue>,
+        before_accept: impl FnOnce(&dyn QueuePair) -> R<()>,
+    ) -> R<(Arc<dyn QueuePair>, Arc<dyn QueuePair>)> {
+        let qa = Self::qp(&self.a, self.pa, ca, &self.ra)?;
+        let qb = Self::qp(&self.b, self.pb, cb, &self.rb)?;
+        before_accept(&*qb)?;
+        qa.connect(SocketAddr::new(LO, 0), self.listener.port(), b"", WAIT)
+            .map_err(|e| format!("connect: {e:?}"))?;
+        let req = self.spin("connection request", || {
+            self.rb.take(None, |e| matches!(e, Ev::Request(_)))
+        })?;
+        let Ev::Request(id) = req else {
+            return Err("request".into());
+        };
+        self.b
+            .accept(id, &*qb, b"")
+            .map_err(|e| format!("accept: {e:?}"))?;
+        self.spin("established (active)", || {
+            self.ra.take(Some(qa.num()), |e| e == Ev::Established)
+        })?;
+        self.spin("established (passive)", || {
+            self.rb.take(Some(qb.num()), |e| e == Ev::Established)
+        })?;
+        Ok((qa, qb))
+    }
+
+    fn reg(&self, on_a: bool, buf: &[u8]) -> R<MemoryRegion> {
+        let all = Access::LOCAL_READ
+            .union(Access::LOCAL_WRITE)
+            .union(Access::REMOTE_READ)
+            .union(Access::REMOTE_WRITE);
+        let (d, pd) = if on_a {
+            (&self.a, self.pa)
+        } else {
+            (&self.b, self.pb)
+        };
+        d.register(pd, buf.as_ptr() as u64, buf.len() as u64, all)
+            .map_err(|e| format!("register: {e:?}"))
+    }
+
+    fn cqs(&self) -> R<(Arc<dyn CompletionQueue>, Arc<dyn CompletionQueue>)> {
+        let ca = self.a.create_cq(1024).map_err(|e| format!("cq: {e:?}"))?;
+        let cb = self.b.create_cq(1024).map_err(|e| format!("cq: {e:?}"))?;
+        Ok((ca, cb))
+    }
+}
+
+fn sge(mr: &MemoryRegion, off: usize, len: usize) -> Sge {
+    Sge {
+        addr: mr.addr + off as u64,
+        len: len as u64,
+        lkey: mr.lkey,
+    }
+}
+
+fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| {
+            (i as u8)
+                .wrapping_mul(31)
+                .wrapping_add(seed ^ (i >> 12) as u8)
+        })
+        .collect()
+}
+
+const NO_WC: Wc = Wc {
+    wr_id: 0,
+    status: WcStatus::Fatal,
+    op: WcOp::Send,
+    byte_len: 0,
+    qp: 0,
+    solicited: false,
+};
+
+/// Busy-polls one CQ, handing out completions one at a time.
+struct Poller {
+    cq: Arc<dyn CompletionQueue>,
+    buf: [Wc; 32],
+    at: usize,
+    n: usize,
+}
+
+impl Poller {
+    fn new(cq: &Arc<dyn CompletionQueue>) -> Poller {
+        Poller {
+            cq: cq.clone(),
+            buf: [NO_WC; 32],
+            at: 0,
+            n: 0,
+        }
+    }
+
+    fn try_next(&mut self) -> R<Option<Wc>> {
+        if self.at == self.n {
+            self.n = self.cq.poll(&mut self.buf);
+            self.at = 0;
+            if self.n == 0 {
+                return Ok(None);
+            }
+        }
+        let wc = self.buf[self.at];
+        self.at += 1;
+        if wc.status != WcStatus::Success {
+            return Err(format!("completion failed: {wc:?}"));
+        }
+        Ok(Some(wc))
+    }
+
+    fn next(&mut self) -> R<Wc> {
+        let end = Instant::now() + WAIT;
+        let mut spins = 0u32;
+        loop {
+            if let Some(wc) = self.try_next()? {
+                return Ok(wc);
+            }
+            spins = spins.wrapping_add(1);
+            if spins % 1024 == 0 && Instant::now() > end {
+                return Err("timed out waiting for a completion".into());
+            }
+        }
+    }
+}
+
+fn post_send(qp: &dyn QueuePair, wr_id: u64, op: SendOp, s: Sge) -> R<()> {
+    let end = Instant::now() + WAIT;
+    loop {
+        match qp.post_send(&SendWr {
+            wr_id,
+            op,
+            sgl: &[s],
+            signaled: true,
+            fence: false,
+        }) {
+            Ok(()) => return Ok(()),
+            Err(udapl::transport::verbs::PostError::QueueFull) if Instant::now() < end => {}
+            Err(e) => return Err(format!("post_send: {e:?}")),
+        }
+    }
+}
+
+fn post_recv(qp: &dyn QueuePair, wr_id: u64, s: Sge) -> R<()> {
+    qp.post_recv(&RecvWr { wr_id, sgl: &[s] })
+        .map_err(|e| format!("post_recv: {e:?}"))
+}
+
+const SEND: SendOp = SendOp::Send { solicited: false };
+
+/// Runs `fa` and `fb` on two threads started together; returns `fa`'s value.
+fn two<T: Send>(
+    fa: impl FnOnce(&Barrier) -> R<T> + Send,
+    fb: impl FnOnce(&Barrier) -> R<()> + Send,
+) -> R<T> {
+    let bar = Barrier::new(2);
+    std::thread::scope(|s| {
+        let ha = s.spawn(|| fa(&bar));
+        let hb = s.spawn(|| fb(&bar));
+        let ra = ha.join().map_err(|_| "thread panicked".to_string())?;
+        let rb = hb.join().map_err(|_| "thread panicked".to_string())?;
+        rb?;
+        ra
+    })
+}
+
+// ---------------------------------------------------------------- raw TCP
+
+fn tcp_pair() -> R<(TcpStream, TcpStream)> {
+    let l = TcpListener::bind((LO, 0)).map_err(|e| format!("bind: {e}"))?;
+    let port = l.local_addr().map_err(|e| e.to_string())?.port();
+    let c = TcpStream::connect((LO, port)).map_err(|e| format!("connect: {e}"))?;
+    let (s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
+    for x in [&c, &s] {
+        x.set_nodelay(true).map_err(|e| e.to_string())?;
+        x.set_nonblocking(true).map_err(|e| e.to_string())?;
+    }
+    Ok((c, s))
+}
+
+/// Busy-polling `read_exact` on a non-blocking socket.
+fn spin_read(mut s: &TcpStream, buf: &mut [u8]) -> R<()> {
+    let end = Instant::now() + WAIT;
+    let mut got = 0;
+    let mut spins = 0u32;
+    while got < buf.len() {
+        match s.read(&mut buf[got..]) {
+            Ok(0) => return Err("tcp: end of stream".into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                spins = spins.wrapping_add(1);
+                if spins % 1024 == 0 && Instant::now() > end {
+                    return Err("tcp: read timed out".into());
+                }
+            }
+            Err(e) => return Err(format!("tcp read: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// Busy-polling `write_all` on a non-blocking socket.
+fn spin_write(mut s: &TcpStream, buf: &[u8]) -> R<()> {
+    let end = Instant::now() + WAIT;
+    let mut put = 0;
+    let mut spins = 0u32;
+    while put < buf.len() {
+        match s.write(&buf[put..]) {
+            Ok(n) => put += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                spins = spins.wrapping_add(1);
+                if spins % 1024 == 0 && Instant::now() > end {
+                    return Err("tcp: write timed out".into());
+                }
+            }
+            Err(e) => return Err(format!("tcp write: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// Ping-pong over TCP: seconds per round trip.
+fn tcp_pingpong(len: usize, warm: usize, iters: usize) -> R<f64> {
+    let (c, s) = tcp_pair()?;
+    let src = pattern(len, 1);
+    two(
+        |bar| {
+            let mut rb = vec![0u8; len];
+            bar.wait();
+            let mut t0 = Instant::now();
+            for i in 0..warm + iters {
+                if i == warm {
+                    t0 = Instant::now();
+                }
+                spin_write(&c, &src)?;
+                spin_read(&c, &mut rb)?;
+                if i == 0 && rb != src {
+                    return Err("tcp ping-pong: data mismatch".into());
+                }
+            }
+            Ok(t0.elapsed().as_secs_f64() / iters as f64)
+        },
+        |bar| {
+            let mut rb = vec![0u8; len];
+            bar.wait();
+            for _ in 0..warm + iters {
+                spin_read(&s, &mut rb)?;
+                spin_write(&s, &rb)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Streams `count` × `len` bytes one way; bytes per second at the receiver.
+fn tcp_stream(len: usize, count: usize) -> R<f64> {
+    let (c, s) = tcp_pair()?;
+    let src = pattern(len, 2);
+    let chunk = len.min(1 << 20);
+    two(
+        |bar| {
+            let mut rb = vec![0u8; chunk];
+            bar.wait();
+            let t0 = Instant::now();
+            let mut first = true;
+            let mut left = len * count;
+            while left > 0 {
+                let n = left.min(chunk);
+                spin_read(&s, &mut rb[..n])?;
+                if first && rb[..n] != src[..n] {
+                    return Err("tcp stream: data mismatch".into());
+                }
+                first = false;
+                left -= n;
+            }
+            Ok((len * count) as f64 / t0.elapsed().as_secs_f64())
+        },
+        |bar| {
+            bar.wait();
+            for _ in 0..count {
+                spin_write(&c, &src)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `count` messages of `len` bytes, one `write` each; messages per second.
+fn tcp_msg_rate(len: usize, count: usize) -> R<f64> {
+    let (c, s) = tcp_pair()?;
+    let src = pattern(len, 3);
+    two(
+        |bar| {
+            let mut rb = vec![0u8; len];
+            bar.wait();
+            let t0 = Instant::now();
+            for i in 0..count {
+                spin_read(&s, &mut rb)?;
+                if i == 0 && rb != src {
+                    return Err("tcp messages: data mismatch".into());
+                }
+            }
+            Ok(count as f64 / t0.elapsed().as_secs_f64())
+        },
+        |bar| {
+            bar.wait();
+            for _ in 0..count {
+                spin_write(&c, &src)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// connect + one round trip + close, per second.
+fn tcp_conn_rate(count: usize) -> R<f64> {
+    let l = TcpListener::bind((LO, 0)).map_err(|e| format!("bind: {e}"))?;
+    let port = l.local_addr().map_err(|e| e.to_string())?.port();
+    let t0 = Instant::now();
+    for _ in 0..count {
+        let mut c = TcpStream::connect((LO, port)).map_err(|e| format!("connect: {e}"))?;
+        let (mut s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
+        c.set_nodelay(true).map_err(|e| e.to_string())?;
+        s.set_nodelay(true).map_err(|e| e.to_string())?;
+        let mut b = [0u8; 8];
+        c.write_all(b"ping1234").map_err(|e| e.to_string())?;
+        s.read_exact(&mut b).map_err(|e| e.to_string())?;
+        s.write_all(&b).map_err(|e| e.to_string())?;
+        c.read_exact(&mut b).map_err(|e| e.to_string())?;
+        if &b != b"ping1234" {
+            return Err("tcp connections: data mismatch".into());
+        }
+    }
+    Ok(count as f64 / t0.elapsed().as_secs_f64())
+}
+
+// ---------------------------------------------------------------- ours
+
+/// Ping-pong over queue pairs: seconds per round trip.
+fn qp_pingpong(d: &Devs, len: usize, warm: usize, iters: usize) -> R<f64> {
+    let (ca, cb) = d.cqs()?;
+    let src = pattern(len, 4);
+    let (ra, rb) = (vec![0u8; len], vec![0u8; len]);
+    let (ms, mra, mrb) = (d.reg(true, &src)?, d.reg(true, &ra)?, d.reg(false, &rb)?);
+    let (qa, qb) = d.connect(&ca, &cb, |qb| post_recv(qb, 1, sge(&mrb, 0, len)))?;
+    let total = warm + iters;
+    let per = two(
+        |bar| {
+            let mut p = Poller::new(&ca);
+            bar.wait();
+            let mut t0 = Instant::now();
+            let mut unacked = 0usize;
+            for i in 0..total {
+                if i == warm {
+                    t0 = Instant::now();
+                }
+                post_recv(&*qa, 1, sge(&mra, 0, len))?;
+                post_send(&*qa, 2, SEND, sge(&ms, 0, len))?;
+                unacked += 1;
+                loop {
+                    let wc = p.next()?;
+                    if wc.op == WcOp::Recv {
+                        break;
+                    }
+                    unacked -= 1;
+                }
+                if i == 0 && ra != src {
+                    return Err("qp ping-pong: data mismatch (active side)".into());
+                }
+                if unacked > 64 {
+                    return Err("qp ping-pong: sends do not complete".into());
+                }
+            }
+            Ok(t0.elapsed().as_secs_f64() / iters as f64)
+        },
+        |bar| {
+            let mut p = Poller::new(&cb);
+            bar.wait();
+            let mut unacked = 0usize;
+            for i in 0..total {
+                loop {
+                    let wc = p.next()?;
+                    if wc.op == WcOp::Recv {
+                        if wc.byte_len != len as u64 {
+                            return Err("qp ping-pong: wrong length".into());
+                        }
+                        break;
+                    }
+                    unacked -= 1;
+                }
+                if i == 0 && rb != src {
+                    return Err("qp ping-pong: data mismatch (passive side)".into());
+                }
+                if i + 1 < total {
+                    post_recv(&*qb, 1, sge(&mrb, 0, len))?;
+                }
+                post_send(&*qb, 2, SEND, sge(&mrb, 0, len))?;
+                unacked += 1;
+                if unacked > 64 {
+                    return Err("qp ping-pong: replies do not complete".into());
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let _ = qa.disconnect(false);
+    Ok(per)
+}
+
+/// Windowed RDMA Writes (or Reads) of `len` bytes, `count` of them; bytes
+/// per second at the initiator. The first one is verified before timing.
+fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
+    let (ca, cb) = d.cqs()?;
+    let (local, remote) = if read {
+        (vec![0u8; len], pattern(len, 5))
+    } else {
+        (pattern(len, 6), vec![0u8; len])
+    };
+    let (ml, mr) = (d.reg(true, &local)?, d.reg(false, &remote)?);
+    let (qa, _qb) = d.connect(&ca, &cb, |_| Ok(()))?;
+    let op = if read {
+        SendOp::RdmaRead {
+            remote_addr: mr.addr,
+            rkey: mr.rkey,
+        }
+    } else {
+        SendOp::RdmaWrite {
+            remote_addr: mr.addr,
+            rkey: mr.rkey,
+        }
+    };
+    // One verified transfer, both sides driven from this thread.
+    post_send(&*qa, 0, op, sge(&ml, 0, len))?;
+    let (mut pa, mut pb) = (Poller::new(&ca), Poller::new(&cb));
+    let wc = d.spin("first transfer", || {
+        pb.try_next()?;
+        pa.try_next()
+    })?;
+    if wc.byte_len != len as u64 && read {
+        return Err(format!("rdma read: {} bytes, want {len}", wc.byte_len));
+    }
+    if local != remote {
+        return Err("rdma: data mismatch".into());
+    }
+    let stop = AtomicBool::new(false);
+    two(
+        |bar| {
+            bar.wait();
+            let r = (|| {
+                let t0 = Instant::now();
+                let (mut posted, mut done) = (0, 0);
+                while done < count {
+                    while posted < count && posted - done < WINDOW {
+                        post_send(&*qa, posted as u64, op, sge(&ml, 0, len))?;
+                        posted += 1;
+                    }
+                    pa.next()?;
+                    done += 1;
+                }
+                Ok((len * count) as f64 / t0.elapsed().as_secs_f64())
+            })();
+            stop.store(true, Ordering::Release);
+            r
+        },
+        |bar| {
+            bar.wait();
+            let end = Instant::now() + WAIT * 3;
+            while !stop.load(Ordering::Acquire) {
+                pb.try_next()?;
+                if Instant::now() > end {
+                    return Err("rdma target: timed out".into());
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Windowed 64 B Sends; messages per second at the receiver.
+fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
+    const SLOTS: usize = 64;
+    let (ca, cb) = d.cqs()?;
+    let src = pattern(len, 7);
+    let rbuf = vec![0u8; len * SLOTS];
+    let (ms, mrb) = (d.reg(true, &src)?, d.reg(false, &rbuf)?);
+    let (qa, qb) = d.connect(&ca, &cb, |qb| {
+        (0..SLOTS).try_for_each(|i| post_recv(qb, i as u64, sge(&mrb, i * len, len)))
+    })?;
+    two(
+        |bar| {
+            let mut p = Poller::new(&cb);
+            bar.wait();
+            let t0 = Instant::now();
+            for i in 0..count {
+                let wc = p.next()?;
+                let slot = wc.wr_id as usize;
+                if i == 0 && rbuf[slot * len..(slot + 1) * len] != src[..] {
+                    return Err("qp messages: data mismatch".into());
+                }
+                if i + SLOTS < count {
+                    post_recv(&*qb, wc.wr_id, sge(&mrb, slot * len, len))?;
+                }
+            }
+            Ok(count as f64 / t0.elapsed().as_secs_f64())
+        },
+        |bar| {
+            let mut p = Poller::new(&ca);
+            bar.wait();
+            let (mut posted, mut done) = (0, 0);
+            while done < count {
+                while posted < count && posted - done < WINDOW {
+                    post_send(&*qa, posted as u64, SEND, sge(&ms, 0, len))?;
+                    posted += 1;
+                }
+                p.next()?;
+                done += 1;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// (connect + MPA exchange + one round trip + close) per second, both
+/// sides driven from this thread.
+fn qp_conn_rate(d: &Devs, count: usize) -> R<f64> {
+    let (ca, cb) = d.cqs()?;
+    let (ba, bb) = (vec![0u8; 8], vec![0u8; 8]);
+    let (ma, mb) = (d.reg(true, &ba)?, d.reg(false, &bb)?);
+    let src = *b"ping1234";
+    let msrc = d.reg(true, &src)?;
+    let (mut pa, mut pb) = (Poller::new(&ca), Poller::new(&cb));
+    let t0 = Instant::now();
+    for i in 0..count {
+        let (qa, qb) = d.connect(&ca, &cb, |qb| post_recv(qb, 1, sge(&mb, 0, 8)))?;
+        post_recv(&*qa, 1, sge(&ma, 0, 8))?;
+        post_send(&*qa, 2, SEND, sge(&msrc, 0, 8))?;
+        d.spin("request", || {
+            Ok(pb.try_next()?.filter(|w| w.op == WcOp::Recv))
+        })?;
+        post_send(&*qb, 2, SEND, sge(&mb, 0, 8))?;
+        d.spin("reply", || {
+            Ok(pa.try_next()?.filter(|w| w.op == WcOp::Recv))
+        })?;
+        if i == 0 && (ba != src || bb != src) {
+            return Err("qp connections: data mismatch".into());
+        }
+        qa.disconnect(true)
+            .map_err(|e| format!("disconnect: {e:?}"))?;
+        d.spin("peer disconnected", || {
+            d.rb.take(Some(qb.num()), |e| e == Ev::Down)
+        })?;
+        d.ra.take(Some(qa.num()), |_| true)?;
+        // Flushed or late send completions of this connection: not counted.
+        while ca.poll(&mut [NO_WC; 8]) > 0 {}
+        while cb.poll(&mut [NO_WC; 8]) > 0 {}
+        pa = Poller::new(&ca);
+        pb = Poller::new(&cb);
+    }
+    Ok(count as f64 / t0.elapsed().as_secs_f64())
+}
+
+// ---------------------------------------------------------------- main
+
+struct Row {
+    pattern: &'static str,
+    size: usize,
+    unit: &'static str,
+    ours: f64,
+    tcp: f64,
+    /// The issue's target for ours / raw TCP (informative).
+    target: &'static str,
+}
+
+fn size_str(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} B")
+    }
+}
+
+fn run() -> R<Vec<Row>> {
+    let d = Devs::open()?;
+    let mut rows = Vec::new();
+    for &(len, warm, iters) in &[
+        (8usize, 1000usize, 20_000usize),
+        (64, 1000, 20_000),
+        (1024, 1000, 10_000),
+        (65536, 100, 1000),
+    ] {
+        let ours = qp_pingpong(&d, len, warm, iters)? * 0.5e6;
+        let tcp = tcp_pingpong(len, warm, iters)? * 0.5e6;
+        rows.push(Row {
+            pattern: "ping-pong latency (RTT/2)",
+            size: len,
+            unit: "us",
+            ours,
+            tcp,
+            target: if len <= 1024 { "<= 1.05x" } else { "" },
+        });
+    }
+    let mut streams = Vec::new();
+    for &(len, count) in &[(65536usize, 2048usize), (1 << 20, 192), (8 << 20, 24)] {
+        let ours = qp_rdma(&d, false, len, count)? / 1e9;
+        let tcp = tcp_stream(len, count)? / 1e9;
+        streams.push((len, count, tcp));
+        rows.push(Row {
+            pattern: "RDMA Write bandwidth",
+            size: len,
+            unit: "GB/s",
+            ours,
+            tcp,
+            target: if len >= 1 << 20 { ">= 0.95x" } else { "" },
+        });
+    }
+    for &(len, count) in &[(1usize << 20, 192usize), (8 << 20, 24)] {
+        let ours = qp_rdma(&d, true, len, count)? / 1e9;
+        let tcp = tcp_stream(len, count)? / 1e9;
+        rows.push(Row {
+            pattern: "RDMA Read bandwidth",
+            size: len,
+            unit: "GB/s",
+            ours,
+            tcp,
+            target: ">= 0.95x",
+        });
+    }
+    let ours = qp_msg_rate(&d, 64, 100_000)? / 1e6;
+    let tcp = tcp_msg_rate(64, 100_000)? / 1e6;
+    rows.push(Row {
+        pattern: "message rate (window 8)",
+        size: 64,
+        unit: "Mmsg/s",
+        ours,
+        tcp,
+        target: "",
+    });
+    let ours = qp_conn_rate(&d, 200)?;
+    let tcp = tcp_conn_rate(200)?;
+    rows.push(Row {
+        pattern: "connection setup+RT+close",
+        size: 8,
+        unit: "conn/s",
+        ours,
+        tcp,
+        target: "",
+    });
+    Ok(rows)
+}
+
+fn main() -> ExitCode {
+    let t0 = Instant::now();
+    let rows = match run() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("qp_bench: error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "{:<27} {:>7} {:>7} {:>11} {:>11} {:>7}  target (informative)",
+        "pattern", "size", "unit", "ours", "raw TCP", "ratio"
+    );
+    for r in &rows {
+        println!(
+            "{:<27} {:>7} {:>7} {:>11.3} {:>11.3} {:>6.2}x  {}",
+            r.pattern,
+            size_str(r.size),
+            r.unit,
+            r.ours,
+            r.tcp,
+            r.ours / r.tcp,
+            r.target
+        );
+    }
+    println!(
+        "ratio = ours / raw TCP (latency: lower is better; the rest: higher is better). \
+         Loopback, two threads busy-polling. Total {:.1} s.",
+        t0.elapsed().as_secs_f64()
+    );
+    ExitCode::SUCCESS
+}
