@@ -622,6 +622,15 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
     )
 }
 
+/// Sets its flag when dropped (on success and on error alike).
+struct Flag<'a>(&'a AtomicBool);
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 /// Windowed 64 B Sends; messages per second at the receiver.
 fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
     const SLOTS: usize = 64;
@@ -629,6 +638,7 @@ fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
     let src = pattern(len, 7);
     let rbuf = vec![0u8; len * SLOTS];
     let (ms, mrb) = (d.reg(true, &src)?, d.reg(false, &rbuf)?);
+    let stop = AtomicBool::new(false);
     let (qa, qb) = d.connect(&ca, &cb, |qb| {
         (0..SLOTS).try_for_each(|i| post_recv(qb, i as u64, sge(&mrb, i * len, len)))
     })?;
@@ -638,7 +648,9 @@ fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
             bar.wait();
             let t0 = Instant::now();
             for i in 0..count {
-                let wc = p.next()?;
+                let wc = p
+                    .next()
+                    .map_err(|e| format!("receiver, after {i} of {count}: {e}"))?;
                 let slot = wc.wr_id as usize;
                 if i == 0 && rbuf[slot * len..(slot + 1) * len] != src[..] {
                     return Err("qp messages: data mismatch".into());
@@ -647,18 +659,30 @@ fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
                     post_recv(&*qb, wc.wr_id, sge(&mrb, slot * len, len))?;
                 }
             }
-            Ok(count as f64 / t0.elapsed().as_secs_f64())
+            let rate = count as f64 / t0.elapsed().as_secs_f64();
+            // The sender's last Sends complete when this side answers their
+            // ack reads: keep driving the engine until the sender is done.
+            let end = Instant::now() + WAIT;
+            while !stop.load(Ordering::Acquire) {
+                p.try_next()?;
+                if Instant::now() > end {
+                    return Err("receiver: sender did not finish".into());
+                }
+            }
+            Ok(rate)
         },
         |bar| {
             let mut p = Poller::new(&ca);
             bar.wait();
+            let _done = Flag(&stop);
             let (mut posted, mut done) = (0, 0);
             while done < count {
                 while posted < count && posted - done < WINDOW {
                     post_send(&*qa, posted as u64, SEND, sge(&ms, 0, len))?;
                     posted += 1;
                 }
-                p.next()?;
+                p.next()
+                    .map_err(|e| format!("sender, {done} of {count} completed: {e}"))?;
                 done += 1;
             }
             Ok(())
@@ -736,7 +760,9 @@ fn run() -> R<Vec<Row>> {
         (1024, 1000, 10_000),
         (65536, 100, 1000),
     ] {
-        let ours = qp_pingpong(&d, len, warm, iters)? * 0.5e6;
+        let ours = qp_pingpong(&d, len, warm, iters)
+            .map_err(|e| format!("ping-pong {len} B: {e}"))?
+            * 0.5e6;
         let tcp = tcp_pingpong(len, warm, iters)? * 0.5e6;
         rows.push(Row {
             pattern: "ping-pong latency (RTT/2)",
@@ -749,7 +775,7 @@ fn run() -> R<Vec<Row>> {
     }
     let mut streams = Vec::new();
     for &(len, count) in &[(65536usize, 2048usize), (1 << 20, 192), (8 << 20, 24)] {
-        let ours = qp_rdma(&d, false, len, count)? / 1e9;
+        let ours = qp_rdma(&d, false, len, count).map_err(|e| format!("write {len} B: {e}"))? / 1e9;
         let tcp = tcp_stream(len, count)? / 1e9;
         streams.push((len, count, tcp));
         rows.push(Row {
@@ -762,7 +788,7 @@ fn run() -> R<Vec<Row>> {
         });
     }
     for &(len, count) in &[(1usize << 20, 192usize), (8 << 20, 24)] {
-        let ours = qp_rdma(&d, true, len, count)? / 1e9;
+        let ours = qp_rdma(&d, true, len, count).map_err(|e| format!("read {len} B: {e}"))? / 1e9;
         let tcp = tcp_stream(len, count)? / 1e9;
         rows.push(Row {
             pattern: "RDMA Read bandwidth",
@@ -773,7 +799,7 @@ fn run() -> R<Vec<Row>> {
             target: ">= 0.95x",
         });
     }
-    let ours = qp_msg_rate(&d, 64, 100_000)? / 1e6;
+    let ours = qp_msg_rate(&d, 64, 100_000).map_err(|e| format!("messages: {e}"))? / 1e6;
     let tcp = tcp_msg_rate(64, 100_000)? / 1e6;
     rows.push(Row {
         pattern: "message rate (window 8)",
@@ -783,7 +809,7 @@ fn run() -> R<Vec<Row>> {
         tcp,
         target: "",
     });
-    let ours = qp_conn_rate(&d, 200)?;
+    let ours = qp_conn_rate(&d, 200).map_err(|e| format!("connections: {e}"))?;
     let tcp = tcp_conn_rate(200)?;
     rows.push(Row {
         pattern: "connection setup+RT+close",
