@@ -303,7 +303,7 @@ impl Drop for Reservation {
 /// Takes a slot whose first word will read `provider_word`.
 pub fn reserve(provider_word: usize) -> Result<Reservation> {
     let idx = {
-        let mut a = ALLOC.lock().unwrap_or_else(|p| p.into_inner());
+        let mut a = crate::sync::lock_anyway(&ALLOC);
         if a.next_fresh < CAPACITY {
             a.next_fresh += 1;
             a.next_fresh - 1
@@ -323,7 +323,7 @@ pub fn reserve(provider_word: usize) -> Result<Reservation> {
 }
 
 fn give_back(idx: usize) {
-    let mut a = ALLOC.lock().unwrap_or_else(|p| p.into_inner());
+    let mut a = crate::sync::lock_anyway(&ALLOC);
     // idx < CAPACITY = 2^20, so it fits in u32.
     a.free.push_back(idx as u32);
 }

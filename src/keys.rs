@@ -160,7 +160,7 @@ impl KeyTable {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Alloc> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock_anyway(&self.writer)
     }
 
     /// A fresh random generation for `idx`, different from `avoid`.

@@ -43,7 +43,7 @@ pub use lmr::{Lmr, LmrRequest, Region};
 pub use pz::Pz;
 pub use rmr::{Rmr, RmrParams};
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, HandleType, Kind, Ref};
@@ -101,16 +101,7 @@ impl Object {
     }
 }
 
-/// Locks an object's state; a lock poisoned by a panic is an internal error.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {
-    m.lock().map_err(|_| DatError::of(Type::InternalError))
-}
-
-/// Locks an object's state on a teardown path, which must finish even
-/// after a panic elsewhere.
-pub(crate) fn lock_anyway<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub(crate) use crate::sync::{lock, lock_anyway};
 
 /// Endpoints, service points, connection requests and SRQs arrive with the
 /// connection layer; until then no handle of those types is live, so every

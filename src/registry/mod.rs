@@ -35,6 +35,7 @@ use std::sync::{Mutex, MutexGuard};
 use arc_swap::ArcSwap;
 
 use crate::error::{DatError, Result, Type};
+use crate::sync::lock_anyway as lock;
 use crate::transport::{DeviceConfig, TransportKind};
 
 pub use conf::{BuiltinParams, ConfEntry, ConfWarning};
@@ -117,10 +118,6 @@ pub struct Registry {
 thread_local! {
     /// The SR entry whose `dat_provider_init` is running on this thread.
     static INITIALIZING: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The sorted, deduplicated provider tables of the external DR entries.

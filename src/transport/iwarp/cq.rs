@@ -29,6 +29,7 @@ use arc_swap::ArcSwap;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
+use crate::sync::lock_anyway;
 use crate::transport::verbs::{CompletionQueue, DeviceError, Wc, WcOp, WcStatus};
 
 /// Something whose engine produces completions for a queue: a queue pair.
@@ -98,7 +99,7 @@ impl Cq {
     }
 
     fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
-        self.ring.lock().unwrap_or_else(|p| p.into_inner())
+        lock_anyway(&self.ring)
     }
 
     /// Queues a completion. False if the ring is full (an overrun: the
@@ -126,7 +127,7 @@ impl Cq {
 
     /// Adds a queue pair's engine to those `poll` runs.
     pub fn attach(&self, f: &Arc<dyn Feeder>) {
-        let _g = self.feeders_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = lock_anyway(&self.feeders_lock);
         let mut v: Vec<Weak<dyn Feeder>> = self
             .feeders
             .load()
@@ -140,7 +141,7 @@ impl Cq {
 
     /// Removes a queue pair's engine (and any that no longer exist).
     pub fn detach(&self, f: &Arc<dyn Feeder>) {
-        let _g = self.feeders_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = lock_anyway(&self.feeders_lock);
         let target = Arc::downgrade(f);
         let v: Vec<Weak<dyn Feeder>> = self
             .feeders

@@ -44,6 +44,7 @@ use super::setup::{
 };
 use super::wire::{FpduReader, RxEvent, RxNeed, Segment};
 use crate::keys::{KeyTable, Region};
+use crate::sync::lock_anyway as lock;
 use crate::transport::memcheck::{self, Need};
 use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
 use crate::transport::verbs::{
@@ -60,10 +61,6 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a Send that found no posted receive waits for one, unless
 /// [`IwarpDevice::set_rnr_timeout`] says otherwise.
 pub const DEFAULT_RNR_TIMEOUT: Duration = Duration::from_secs(2);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// An opened software RDMA NIC speaking iWARP over TCP.
 pub struct IwarpDevice {
