@@ -28,7 +28,7 @@
 
 #![allow(unsafe_code)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd};
@@ -68,6 +68,8 @@ pub struct IwarpDevice {
     addr: IpAddr,
     keys: KeyTable,
     next_pd: AtomicU64,
+    /// Protection domains allocated and not yet deallocated.
+    pds: Mutex<HashSet<u64>>,
     next_qp: AtomicU32,
     next_req: AtomicU64,
     cqs: Mutex<Vec<Weak<Cq>>>,
@@ -97,6 +99,7 @@ impl IwarpDevice {
             addr,
             keys: KeyTable::new(),
             next_pd: AtomicU64::new(1),
+            pds: Mutex::new(HashSet::new()),
             next_qp: AtomicU32::new(1),
             next_req: AtomicU64::new(1),
             cqs: Mutex::new(Vec::new()),
@@ -125,6 +128,15 @@ impl IwarpDevice {
     /// The device's key table.
     pub fn keys(&self) -> &KeyTable {
         &self.keys
+    }
+
+    /// `Invalid` unless `pd` was allocated on this device and is still live.
+    fn check_pd(&self, pd: PdId) -> Result<(), DeviceError> {
+        if lock(&self.pds).contains(&pd.0) {
+            Ok(())
+        } else {
+            Err(DeviceError::Invalid)
+        }
     }
 
     fn find_cq(&self, cq: &Arc<dyn CompletionQueue>) -> Option<Arc<Cq>> {
@@ -370,11 +382,19 @@ impl Device for IwarpDevice {
     }
 
     fn alloc_pd(&self) -> Result<PdId, DeviceError> {
-        Ok(PdId(self.next_pd.fetch_add(1, Ordering::Relaxed)))
+        let id = self.next_pd.fetch_add(1, Ordering::Relaxed);
+        lock(&self.pds).insert(id);
+        Ok(PdId(id))
     }
 
-    fn dealloc_pd(&self, _pd: PdId) -> Result<(), DeviceError> {
-        Ok(())
+    /// Forgets a protection domain; registrations and queue pairs can no
+    /// longer be made in it. (The DAT layer refuses to free a PZ in use.)
+    fn dealloc_pd(&self, pd: PdId) -> Result<(), DeviceError> {
+        if lock(&self.pds).remove(&pd.0) {
+            Ok(())
+        } else {
+            Err(DeviceError::NotFound)
+        }
     }
 
     fn register(
@@ -384,6 +404,7 @@ impl Device for IwarpDevice {
         len: u64,
         access: Access,
     ) -> Result<MemoryRegion, DeviceError> {
+        self.check_pd(pd)?;
         if len > 0 {
             let need = Need {
                 write: access.contains(Access::LOCAL_WRITE)
@@ -456,6 +477,7 @@ impl Device for IwarpDevice {
         if cfg.srq.is_some() || cfg.max_send_sge as usize > MAX_SGE {
             return Err(DeviceError::Invalid);
         }
+        self.check_pd(cfg.pd)?;
         let send_cq = self.find_cq(&cfg.send_cq).ok_or(DeviceError::Invalid)?;
         let recv_cq = self.find_cq(&cfg.recv_cq).ok_or(DeviceError::Invalid)?;
         let num = self.next_qp.fetch_add(1, Ordering::Relaxed);
@@ -1923,6 +1945,29 @@ mod tests {
                 fence: false,
             }),
             Err(PostError::State)
+        );
+    }
+
+    #[test]
+    fn a_deallocated_pd_takes_no_registration() {
+        let dev = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let pd = dev.alloc_pd().expect("pd");
+        let buf = [0u8; 64];
+        let addr = buf.as_ptr() as u64;
+        let mr = dev
+            .register(pd, addr, 64, Access::LOCAL_READ)
+            .expect("register");
+        dev.deregister(&mr).expect("deregister");
+        dev.dealloc_pd(pd).expect("dealloc");
+        assert_eq!(dev.dealloc_pd(pd), Err(DeviceError::NotFound));
+        assert_eq!(
+            dev.register(pd, addr, 64, Access::LOCAL_READ).err(),
+            Some(DeviceError::Invalid)
+        );
+        assert_eq!(
+            dev.register(PdId(9999), addr, 64, Access::LOCAL_READ).err(),
+            Some(DeviceError::Invalid),
+            "a PD this device never gave out"
         );
     }
 
