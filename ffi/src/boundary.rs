@@ -106,6 +106,18 @@ pub(crate) fn input<T: Copy>(p: *const T, argn: u32) -> udapl::Result<T> {
     Ok(unsafe { p.read() })
 }
 
+/// A `DAT_NAME_MAX_LENGTH` C name: `src` cut to 255 bytes, NUL-padded.
+pub(crate) fn c_name(src: &[u8]) -> [libc::c_char; crate::types::DAT_NAME_MAX_LENGTH] {
+    let mut dst = [0; crate::types::DAT_NAME_MAX_LENGTH];
+    for (d, s) in dst
+        .iter_mut()
+        .zip(src.iter().take(crate::types::DAT_NAME_MAX_LENGTH - 1))
+    {
+        *d = *s as libc::c_char;
+    }
+    dst
+}
+
 /// `DAT_INVALID_HANDLE` with `sub`, as a `DAT_RETURN`.
 pub(crate) fn invalid_handle(sub: Sub) -> DAT_RETURN {
     DatError::handle(sub).code()

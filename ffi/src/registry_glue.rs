@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use udapl::registry::{ConfEntry, ExternalLibrary, Loader, ProviderKey, Registry, Ticket};
 
-use crate::types::{DAT_NAME_MAX_LENGTH, DAT_PROVIDER_INFO};
+use crate::types::DAT_PROVIDER_INFO;
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
 
@@ -42,20 +42,12 @@ pub(crate) fn forget(ia: usize) {
 
 /// A `DAT_PROVIDER_INFO` for a key.
 pub(crate) fn info_of(key: &ProviderKey) -> DAT_PROVIDER_INFO {
-    let mut info = DAT_PROVIDER_INFO {
-        ia_name: [0; 256],
+    DAT_PROVIDER_INFO {
+        ia_name: crate::boundary::c_name(&key.name),
         dapl_version_major: key.major,
         dapl_version_minor: key.minor,
         is_thread_safe: u32::from(key.thread_safe),
-    };
-    for (d, s) in info
-        .ia_name
-        .iter_mut()
-        .zip(key.name.iter().take(DAT_NAME_MAX_LENGTH - 1))
-    {
-        *d = *s as libc::c_char;
     }
-    info
 }
 
 /// The key of a `DAT_PROVIDER_INFO` (name up to its NUL or 256 bytes).

@@ -5,7 +5,9 @@ use udapl::object::{ia, AsyncRequest, Ia, OpenParams};
 use udapl::registry::{Opener, ProviderKey};
 use udapl::transport::DeviceConfig;
 
-use crate::boundary::{bad_handle, code, entry, guard, invalid_handle, opt_out, out, put, Out};
+use crate::boundary::{
+    bad_handle, c_name, code, entry, guard, invalid_handle, opt_out, out, put, Out,
+};
 use crate::types::*;
 use crate::{provider_table, registry_glue};
 
@@ -263,17 +265,6 @@ pub unsafe extern "C" fn dat_ia_close(
     })
 }
 
-fn c_name(src: &str) -> [libc::c_char; DAT_NAME_MAX_LENGTH] {
-    let mut dst = [0; DAT_NAME_MAX_LENGTH];
-    for (d, s) in dst
-        .iter_mut()
-        .zip(src.bytes().take(DAT_NAME_MAX_LENGTH - 1))
-    {
-        *d = s as libc::c_char;
-    }
-    dst
-}
-
 fn c_bool(b: bool) -> DAT_BOOLEAN {
     if b {
         DAT_TRUE
@@ -286,8 +277,8 @@ fn c_bool(b: bool) -> DAT_BOOLEAN {
 fn fill_ia_attr(ia: &Ia, a: &Out<DAT_IA_ATTR>) {
     let v = &ia.attributes;
     let l = &v.limits;
-    put!(a, adapter_name = c_name(&ia.name));
-    put!(a, vendor_name = c_name(v.vendor_name));
+    put!(a, adapter_name = c_name(ia.name.as_bytes()));
+    put!(a, vendor_name = c_name(v.vendor_name.as_bytes()));
     put!(a, hardware_version_major = v.hardware_version.0);
     put!(a, hardware_version_minor = v.hardware_version.1);
     put!(a, firmware_version_major = v.firmware_version.0);
@@ -341,7 +332,7 @@ fn fill_ia_attr(ia: &Ia, a: &Out<DAT_IA_ATTR>) {
 /// Converts the core's provider attributes.
 fn fill_provider_attr(ia: &Ia, p: &Out<DAT_PROVIDER_ATTR>) {
     let v = &ia.provider_attributes;
-    put!(p, provider_name = c_name(v.provider_name));
+    put!(p, provider_name = c_name(v.provider_name.as_bytes()));
     put!(p, provider_version_major = v.provider_version.0);
     put!(p, provider_version_minor = v.provider_version.1);
     put!(p, dapl_version_major = ia.dapl_major);
