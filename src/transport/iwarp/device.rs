@@ -62,9 +62,50 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// [`IwarpDevice::set_rnr_timeout`] says otherwise.
 pub const DEFAULT_RNR_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How an [`IwarpDevice`] behaves on the wire (dat.conf instance options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceOptions {
+    /// Ask for CRC32c on every FPDU (`crc=on`). A peer's request turns it
+    /// on regardless.
+    pub crc: bool,
+    /// Complete Sends and RDMA Writes when handed to TCP (iWARP's local
+    /// completion, `ack=local`) instead of acknowledging them with
+    /// zero-length reads, for peers that never answer one.
+    pub local_completion: bool,
+    /// Size FPDUs to the connection's TCP MSS (`fpdu=mss`) instead of the
+    /// 16-bit limit.
+    pub fpdu_mss: bool,
+    /// How long a Send that found no posted receive holds its connection.
+    pub rnr_timeout: Duration,
+    /// Silence after which TCP keepalive probes start, the time between
+    /// probes and how many go unanswered before the connection is broken.
+    pub keepalive_idle: Duration,
+    pub keepalive_interval: Duration,
+    pub keepalive_count: u32,
+    /// How long sent data may stay unacknowledged before the connection is
+    /// broken (`TCP_USER_TIMEOUT`).
+    pub user_timeout: Duration,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions {
+            crc: false,
+            local_completion: false,
+            fpdu_mss: false,
+            rnr_timeout: DEFAULT_RNR_TIMEOUT,
+            keepalive_idle: Duration::from_secs(10),
+            keepalive_interval: Duration::from_secs(2),
+            keepalive_count: 5,
+            user_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
 /// An opened software RDMA NIC speaking iWARP over TCP.
 pub struct IwarpDevice {
     caps: Capabilities,
+    opts: DeviceOptions,
     addr: IpAddr,
     keys: KeyTable,
     next_pd: AtomicU64,
@@ -94,8 +135,14 @@ struct Pending {
 impl IwarpDevice {
     /// Opens a device whose address is `addr`.
     pub fn open(addr: IpAddr, caps: Capabilities) -> Arc<IwarpDevice> {
+        Self::open_with(addr, caps, DeviceOptions::default())
+    }
+
+    /// Opens a device whose address is `addr`, with `opts`.
+    pub fn open_with(addr: IpAddr, caps: Capabilities, opts: DeviceOptions) -> Arc<IwarpDevice> {
         Arc::new_cyclic(|me| IwarpDevice {
             caps,
+            opts,
             addr,
             keys: KeyTable::new(),
             next_pd: AtomicU64::new(1),
@@ -106,7 +153,9 @@ impl IwarpDevice {
             qps: Mutex::new(HashMap::new()),
             listeners: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
-            rnr_timeout: AtomicU64::new(DEFAULT_RNR_TIMEOUT.as_nanos() as u64),
+            rnr_timeout: AtomicU64::new(
+                u64::try_from(opts.rnr_timeout.as_nanos()).unwrap_or(u64::MAX),
+            ),
             me: me.clone(),
         })
     }
@@ -123,6 +172,11 @@ impl IwarpDevice {
     /// The receiver-not-ready time ([`IwarpDevice::set_rnr_timeout`]).
     pub fn rnr_timeout(&self) -> Duration {
         Duration::from_nanos(self.rnr_timeout.load(Ordering::Relaxed))
+    }
+
+    /// The options the device was opened with.
+    pub fn options(&self) -> &DeviceOptions {
+        &self.opts
     }
 
     /// The device's key table.
@@ -355,6 +409,69 @@ fn connect_done(stream: &TcpStream) -> Option<std::io::Result<()>> {
     }
 }
 
+/// Keepalive and user timeout from the device options, so that a silent
+/// peer breaks the connection.
+fn tune_socket(stream: &TcpStream, o: &DeviceOptions) -> std::io::Result<()> {
+    let secs = |d: Duration| d.as_secs().clamp(1, i32::MAX as u64) as libc::c_int;
+    let ms = |d: Duration| d.as_millis().clamp(1, u32::MAX as u128) as libc::c_uint;
+    setsockopt_int(stream, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    setsockopt_int(stream, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, secs(o.keepalive_idle))?;
+    setsockopt_int(stream, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, secs(o.keepalive_interval))?;
+    setsockopt_int(
+        stream,
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPCNT,
+        o.keepalive_count.clamp(1, 127) as libc::c_int,
+    )?;
+    setsockopt_int(
+        stream,
+        libc::IPPROTO_TCP,
+        libc::TCP_USER_TIMEOUT,
+        ms(o.user_timeout) as libc::c_int,
+    )
+}
+
+fn setsockopt_int(
+    stream: &TcpStream,
+    level: libc::c_int,
+    name: libc::c_int,
+    v: libc::c_int,
+) -> std::io::Result<()> {
+    // SAFETY: `v` lives across the call and its size is passed; the
+    // descriptor is owned by `stream`.
+    let r = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            level,
+            name,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The connection's TCP maximum segment size: the FPDU size of `fpdu=mss`.
+fn tcp_mss(stream: &TcpStream) -> Option<usize> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are valid for writes and `len` is its size.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_MAXSEG,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && v > 0).then_some(v as usize)
+}
+
 fn set_linger_zero(stream: &TcpStream) {
     let l = libc::linger {
         l_onoff: 1,
@@ -550,7 +667,7 @@ impl Device for IwarpDevice {
             private_data: private_data.to_vec(),
             ird: q.cfg.ird,
             ord: q.cfg.ord,
-            ack_reads_wanted: true,
+            ack_reads_wanted: !self.opts.local_completion,
         }) {
             Ok(a) => a,
             Err(e) if e.is_invalid_parameter() => {
@@ -622,7 +739,10 @@ impl IwarpListener {
         let mut any = false;
         while let Ok((s, _)) = self.sock.accept() {
             any = true;
-            if s.set_nonblocking(true).is_err() || s.set_nodelay(true).is_err() {
+            if s.set_nonblocking(true).is_err()
+                || s.set_nodelay(true).is_err()
+                || tune_socket(&s, &dev.opts).is_err()
+            {
                 continue;
             }
             let id = dev.next_req.fetch_add(1, Ordering::Relaxed);
@@ -631,7 +751,7 @@ impl IwarpListener {
                 Pending {
                     stream: s,
                     resp: Responder::new(ResponderConfig {
-                        crc_requested: false,
+                        crc_requested: dev.opts.crc,
                         max_pd_in: MAX_PD_IN,
                         max_fpdu: MAX_FPDU,
                     }),
@@ -887,7 +1007,13 @@ impl IwarpQp {
             return None;
         };
         self.overrun.store(false, Ordering::Release);
-        let crc = est.negotiated.crc;
+        let mut negotiated = est.negotiated;
+        if dev.opts.fpdu_mss {
+            if let Some(mss) = tcp_mss(&stream) {
+                negotiated.max_fpdu = negotiated.max_fpdu.min(mss);
+            }
+        }
+        let crc = negotiated.crc;
         let mut conn = Conn::new(
             ConnConfig {
                 send_depth: self.cfg.send_depth,
@@ -898,7 +1024,7 @@ impl IwarpQp {
                 qp: self.num,
                 pd: self.cfg.pd.0,
             },
-            est.negotiated,
+            negotiated,
         );
         let mut sink = self.sink();
         for (wr_id, sgl) in inner.pre_recv.drain(..) {
@@ -1200,6 +1326,9 @@ impl IwarpQp {
                         None => {}
                         Some(Ok(())) => {
                             let _ = stream.set_nodelay(true);
+                            if let Some(dev) = self.dev.upgrade() {
+                                let _ = tune_socket(&stream, &dev.opts);
+                            }
                             if !write_small(&stream, init.request()) {
                                 self.flush_pre_recv(inner);
                                 return (true, Some(Ev::Broken));
@@ -1444,12 +1573,13 @@ impl QueuePair for IwarpQp {
         if !matches!(inner.phase, Phase::Idle) {
             return Err(DeviceError::State);
         }
+        let opts = self.dev.upgrade().map(|d| d.opts).unwrap_or_default();
         let init = Initiator::new(InitiatorConfig {
             private_data: private_data.to_vec(),
-            crc_requested: false,
+            crc_requested: opts.crc,
             ird: self.cfg.ird,
             ord: self.cfg.ord,
-            ack_reads_wanted: true,
+            ack_reads_wanted: !opts.local_completion,
             max_pd_in: MAX_PD_IN,
             max_fpdu: MAX_FPDU,
         })
