@@ -235,6 +235,12 @@ pub trait CompletionQueue: Send + Sync {
     /// arrived on their connections).
     fn wait_fd(&self) -> BorrowedFd<'_>;
 
+    /// Tells the transport that a thread starts (`true`) or stops
+    /// (`false`) sleeping on [`CompletionQueue::wait_fd`]: such a thread
+    /// drives the queue pairs itself when it wakes, so a background thread
+    /// leaves them to it. Calls must pair up.
+    fn waiting(&self, sleeping: bool);
+
     /// The number of completions the queue holds.
     fn depth(&self) -> u32;
 

@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use arc_swap::ArcSwap;
@@ -59,6 +59,11 @@ pub struct Cq {
     feeders: ArcSwap<Vec<Weak<dyn Feeder>>>,
     /// Serialises changes of the feeder list.
     feeders_lock: Mutex<()>,
+    /// Counts polls: the progress thread stays away from queue pairs whose
+    /// queues an application polls.
+    polls: AtomicU64,
+    /// Threads sleeping on the wait descriptor ([`CompletionQueue::waiting`]).
+    sleepers: AtomicU32,
 }
 
 fn ring_of(depth: u32) -> Result<VecDeque<Wc>, DeviceError> {
@@ -95,6 +100,8 @@ impl Cq {
             epoll,
             feeders: ArcSwap::from_pointee(Vec::new()),
             feeders_lock: Mutex::new(()),
+            polls: AtomicU64::new(0),
+            sleepers: AtomicU32::new(0),
         }))
     }
 
@@ -171,6 +178,16 @@ impl Cq {
         let _ = self.notify.read();
     }
 
+    /// How many times the queue was polled (wraps).
+    pub fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
+    }
+
+    /// Whether a thread sleeps on the wait descriptor.
+    pub fn attended(&self) -> bool {
+        self.sleepers.load(Ordering::Relaxed) > 0
+    }
+
     /// Completions queued now.
     pub fn len(&self) -> usize {
         self.ring().wcs.len()
@@ -184,6 +201,7 @@ impl Cq {
 
 impl CompletionQueue for Cq {
     fn poll(&self, out: &mut [Wc]) -> usize {
+        self.polls.fetch_add(1, Ordering::Relaxed);
         for f in self.feeders.load().iter() {
             if let Some(f) = f.upgrade() {
                 f.progress();
@@ -208,6 +226,14 @@ impl CompletionQueue for Cq {
 
     fn wait_fd(&self) -> BorrowedFd<'_> {
         self.epoll.0.as_fd()
+    }
+
+    fn waiting(&self, sleeping: bool) {
+        if sleeping {
+            self.sleepers.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     fn depth(&self) -> u32 {

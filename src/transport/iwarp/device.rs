@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use super::conn::{Conn, ConnConfig, ConnState, Fault, RxAction, RxPlan, TxPlan, MAX_SGE};
 use super::cq::{Cq, Feeder};
+use super::progress::{self, Reg, Source};
 use super::setup::{
     AcceptConfig, Initiator, InitiatorConfig, InitiatorEvent, Responder, ResponderConfig,
     ResponderEvent, MAX_PD_IN, REPLY_TIMEOUT, REQUEST_TIMEOUT, RTR_TIMEOUT,
@@ -124,6 +125,8 @@ pub struct IwarpDevice {
 
 /// A connection a listener took, until the DAT layer decides.
 struct Pending {
+    /// Watched by the progress thread (dropped before the stream).
+    reg: Option<Reg>,
     stream: TcpStream,
     resp: Responder,
     deadline: Instant,
@@ -415,8 +418,18 @@ fn tune_socket(stream: &TcpStream, o: &DeviceOptions) -> std::io::Result<()> {
     let secs = |d: Duration| d.as_secs().clamp(1, i32::MAX as u64) as libc::c_int;
     let ms = |d: Duration| d.as_millis().clamp(1, u32::MAX as u128) as libc::c_uint;
     setsockopt_int(stream, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
-    setsockopt_int(stream, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, secs(o.keepalive_idle))?;
-    setsockopt_int(stream, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, secs(o.keepalive_interval))?;
+    setsockopt_int(
+        stream,
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPIDLE,
+        secs(o.keepalive_idle),
+    )?;
+    setsockopt_int(
+        stream,
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPINTVL,
+        secs(o.keepalive_interval),
+    )?;
     setsockopt_int(
         stream,
         libc::IPPROTO_TCP,
@@ -598,8 +611,9 @@ impl Device for IwarpDevice {
         let send_cq = self.find_cq(&cfg.send_cq).ok_or(DeviceError::Invalid)?;
         let recv_cq = self.find_cq(&cfg.recv_cq).ok_or(DeviceError::Invalid)?;
         let num = self.next_qp.fetch_add(1, Ordering::Relaxed);
-        let qp = Arc::new(IwarpQp {
+        let qp = Arc::new_cyclic(|me| IwarpQp {
             num,
+            me: me.clone(),
             dev: self.me.clone(),
             cfg: cfg.clone(),
             send_cq: send_cq.clone(),
@@ -631,11 +645,15 @@ impl Device for IwarpDevice {
             .map_err(|_| DeviceError::Resources)?;
         let port = l.local_addr().map_err(|_| DeviceError::Resources)?.port();
         let l = Arc::new(IwarpListener {
+            reg: Mutex::new(None),
             dev: self.me.clone(),
             sock: l,
             port,
             cm,
         });
+        let src: Weak<dyn Source> = Arc::downgrade(&l) as Weak<IwarpListener>;
+        let reg = progress::register(l.sock.as_fd(), src).map_err(|_| DeviceError::Resources)?;
+        *lock(&l.reg) = Some(reg);
         let mut ls = lock(&self.listeners);
         ls.retain(|w| w.strong_count() > 0);
         ls.push(Arc::downgrade(&l));
@@ -677,6 +695,7 @@ impl Device for IwarpDevice {
             }
             Err(_) => return Err(DeviceError::State),
         };
+        pend.reg = None;
         let stream = match Sock::new(pend.stream, &q) {
             Ok(s) if write_small(&s, &acc.reply) => s,
             _ => {
@@ -688,10 +707,12 @@ impl Device for IwarpDevice {
         let ev = match acc.established {
             Some(est) => q.go_up(&mut inner, stream, est),
             None => {
+                let deadline = Instant::now() + RTR_TIMEOUT;
+                stream.wake_at(deadline);
                 inner.phase = Phase::Accepting {
                     stream,
                     resp: Box::new(pend.resp),
-                    deadline: Instant::now() + RTR_TIMEOUT,
+                    deadline,
                 };
                 None
             }
@@ -725,6 +746,8 @@ impl Device for IwarpDevice {
 
 /// A listening port of an [`IwarpDevice`].
 pub struct IwarpListener {
+    /// Watched by the progress thread (dropped before the socket).
+    reg: Mutex<Option<Reg>>,
     dev: Weak<IwarpDevice>,
     sock: TcpListener,
     port: u16,
@@ -746,16 +769,23 @@ impl IwarpListener {
                 continue;
             }
             let id = dev.next_req.fetch_add(1, Ordering::Relaxed);
+            let src: Weak<dyn Source> = dev.me.clone();
+            let Ok(reg) = progress::register(s.as_fd(), src) else {
+                continue;
+            };
+            let deadline = Instant::now() + REQUEST_TIMEOUT;
+            reg.schedule(deadline);
             lock(&dev.pending).insert(
                 id,
                 Pending {
+                    reg: Some(reg),
                     stream: s,
                     resp: Responder::new(ResponderConfig {
                         crc_requested: dev.opts.crc,
                         max_pd_in: MAX_PD_IN,
                         max_fpdu: MAX_FPDU,
                     }),
-                    deadline: Instant::now() + REQUEST_TIMEOUT,
+                    deadline,
                     reported: false,
                     cm: self.cm.clone(),
                     port: self.port,
@@ -763,6 +793,24 @@ impl IwarpListener {
             );
         }
         any
+    }
+}
+
+impl Source for IwarpListener {
+    fn run(&self) -> Option<Instant> {
+        self.progress();
+        if let Some(dev) = self.dev.upgrade() {
+            dev.progress_pending();
+        }
+        None
+    }
+}
+
+impl Source for IwarpDevice {
+    /// Pending connections: their Requests and deadlines.
+    fn run(&self) -> Option<Instant> {
+        self.progress_pending();
+        None
     }
 }
 
@@ -832,11 +880,13 @@ enum Phase {
 struct Sock {
     stream: TcpStream,
     cqs: Vec<Arc<Cq>>,
+    /// The progress thread watches the socket too.
+    reg: Option<Reg>,
 }
 
 impl Sock {
     /// Watches `stream` on the queue pair's send and receive queues, with
-    /// the queue pair's number as the token.
+    /// the queue pair's number as the token, and on the progress thread.
     fn new(stream: TcpStream, qp: &IwarpQp) -> Result<Sock, DeviceError> {
         let mut cqs = vec![qp.send_cq.clone()];
         if !Arc::ptr_eq(&qp.send_cq, &qp.recv_cq) {
@@ -845,6 +895,7 @@ impl Sock {
         let mut sock = Sock {
             stream,
             cqs: Vec::with_capacity(cqs.len()),
+            reg: None,
         };
         for cq in cqs {
             cq.watch(sock.stream.as_fd(), u64::from(qp.num))?;
@@ -852,7 +903,17 @@ impl Sock {
             // unwatches exactly these.
             sock.cqs.push(cq);
         }
+        let src: Weak<dyn Source> = qp.me.clone();
+        sock.reg =
+            Some(progress::register(sock.stream.as_fd(), src).map_err(|_| DeviceError::Resources)?);
         Ok(sock)
+    }
+
+    /// Has the progress thread run the queue pair at `at` (a deadline).
+    fn wake_at(&self, at: Instant) {
+        if let Some(r) = &self.reg {
+            r.schedule(at);
+        }
     }
 }
 
@@ -865,6 +926,7 @@ impl std::ops::Deref for Sock {
 
 impl Drop for Sock {
     fn drop(&mut self) {
+        self.reg = None;
         for cq in &self.cqs {
             cq.unwatch(self.stream.as_fd());
         }
@@ -920,6 +982,7 @@ struct Inner {
 /// A queue pair of an [`IwarpDevice`].
 pub struct IwarpQp {
     num: QpNum,
+    me: Weak<IwarpQp>,
     dev: Weak<IwarpDevice>,
     cfg: QpConfig,
     send_cq: Arc<Cq>,
@@ -1181,6 +1244,7 @@ impl IwarpQp {
                                 Ok(true) => {}
                                 Ok(false) => {
                                     let until = Instant::now() + dev.rnr_timeout();
+                                    up.stream.wake_at(until);
                                     up.not_ready = Some((seg, until));
                                     return (true, Outcome::Ok);
                                 }
@@ -1463,6 +1527,7 @@ impl IwarpQp {
                             // The Terminate is out: close gracefully so the
                             // peer reads it before the end of stream.
                             let _ = up.stream.shutdown(Shutdown::Write);
+                            up.stream.wake_at(now + DRAIN_TIMEOUT);
                             inner.phase = Phase::Draining {
                                 stream: up.stream,
                                 deadline: now + DRAIN_TIMEOUT,
@@ -1499,6 +1564,34 @@ impl Feeder for IwarpQp {
             Err(std::sync::TryLockError::Poisoned(p)) => self.run(p.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => false,
         }
+    }
+}
+
+impl Source for IwarpQp {
+    fn run(&self) -> Option<Instant> {
+        match self.inner.try_lock() {
+            Ok(g) => {
+                self.run(g);
+                None
+            }
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                self.run(p.into_inner());
+                None
+            }
+            // A poster or poller is in: look again shortly, the edge that
+            // woke us will not come back.
+            Err(std::sync::TryLockError::WouldBlock) => {
+                Some(Instant::now() + Duration::from_micros(100))
+            }
+        }
+    }
+
+    fn activity(&self) -> u64 {
+        self.send_cq.polls().wrapping_add(self.recv_cq.polls())
+    }
+
+    fn attended(&self) -> bool {
+        self.send_cq.attended() || self.recv_cq.attended()
     }
 }
 
@@ -1593,11 +1686,13 @@ impl QueuePair for IwarpQp {
         match start_connect(to) {
             Ok(stream) => {
                 let stream = Sock::new(stream, self)?;
+                let deadline = Instant::now() + timeout;
+                stream.wake_at(deadline);
                 inner.phase = Phase::Connecting {
                     stream,
                     init: Box::new(init),
                     tcp_up: false,
-                    deadline: Instant::now() + timeout,
+                    deadline,
                 };
                 Ok(())
             }
@@ -1627,9 +1722,11 @@ impl QueuePair for IwarpQp {
                 up.conn.flush(&mut sink);
                 if graceful {
                     let _ = up.stream.shutdown(Shutdown::Write);
+                    let deadline = Instant::now() + DRAIN_TIMEOUT;
+                    up.stream.wake_at(deadline);
                     inner.phase = Phase::Draining {
                         stream: up.stream,
-                        deadline: Instant::now() + DRAIN_TIMEOUT,
+                        deadline,
                     };
                 } else {
                     set_linger_zero(&up.stream);
@@ -1862,6 +1959,67 @@ mod tests {
         (0..n)
             .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
             .collect()
+    }
+
+    /// The passive side's application makes no progress call at all: the
+    /// progress thread takes the connection request, finishes the MPA
+    /// exchange, and serves RDMA Writes and Reads aimed at it.
+    #[test]
+    fn progress_thread_serves_an_idle_target() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        let a = side(&da);
+        let b = side(&db);
+        a.qp.connect(SocketAddr::new(LO, 0), l.port(), b"idle", DEADLINE)
+            .expect("connect");
+        let Got::Request(id, _) = wait_ev(&[&da], &lrec) else {
+            panic!("request")
+        };
+        db.accept(id, &*b.qp, b"").expect("accept");
+        assert!(matches!(wait_ev(&[&da], &a.rec), Got::Established(_)));
+
+        let target = pattern(300_000, 1);
+        let tmr = reg(&b, &target);
+        let src = pattern(200_000, 9);
+        let smr = reg(&a, &src);
+        let dst = vec![0u8; 300_000];
+        let dmr = reg(&a, &dst);
+        a.qp.post_send(&SendWr {
+            wr_id: 1,
+            op: SendOp::RdmaWrite {
+                remote_addr: tmr.addr + 50_000,
+                rkey: tmr.rkey,
+            },
+            sgl: &[sge(&smr, src.len())],
+            signaled: true,
+            fence: false,
+        })
+        .expect("write");
+        a.qp.post_send(&SendWr {
+            wr_id: 2,
+            op: SendOp::RdmaRead {
+                remote_addr: tmr.addr,
+                rkey: tmr.rkey,
+            },
+            sgl: &[sge(&dmr, dst.len())],
+            signaled: true,
+            fence: false,
+        })
+        .expect("read");
+        for id in [1, 2] {
+            let wc = wait_wc(&[], &a.cq);
+            assert_eq!((wc.wr_id, wc.status), (id, WcStatus::Success));
+        }
+        let mut want = pattern(300_000, 1);
+        want[50_000..250_000].copy_from_slice(&src);
+        assert!(dst == want, "read back what the write placed");
+        assert!(b
+            .rec
+            .take()
+            .iter()
+            .all(|g| matches!(g, Got::Established(_))));
     }
 
     #[test]

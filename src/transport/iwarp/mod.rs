@@ -13,5 +13,6 @@
 pub mod conn;
 pub mod cq;
 pub mod device;
+pub mod progress;
 pub mod setup;
 pub mod wire;

@@ -1,0 +1,394 @@
+//! The background progress thread: runs the engine of connections nobody
+//! else is driving.
+//!
+//! Application threads drive their own connections (posting writes the
+//! socket, polling and waiting read it), so the latency path has no thread
+//! hop. This thread steps in for what no application thread is doing:
+//! RDMA Reads and Writes that target an idle application, connection
+//! requests and MPA exchanges, a send queue that filled the socket while
+//! its poster went to sleep, and every timer (connect, accept and RTR
+//! deadlines, receiver-not-ready expiry, graceful-close drain).
+//!
+//! - One thread per process, started when the first [`Source`] is
+//!   registered and ended when the last one goes (the last close); it is
+//!   detached, so process exit never waits for it. After `fork()` the
+//!   child has no such thread and must not use what it inherited: a
+//!   registration in the child starts a fresh engine (new epoll instance)
+//!   and the parent's is left alone.
+//! - Descriptors are watched edge-triggered for input and output, so a
+//!   connection that stays readable does not spin the thread; a source run
+//!   must therefore consume everything it can (the engines do: they read
+//!   and write until `EWOULDBLOCK`) or ask to be run again at a time.
+//! - Stepping aside: a source exposes an activity counter (its completion
+//!   queues' polls). If it moved since the thread last looked, an
+//!   application thread is driving the source, and the thread only looks
+//!   again a millisecond later; a source nobody polls is run at once.
+//! - Locks: the engine's own mutex guards the source table and the timer
+//!   heap, and is never held while a source runs. Sources may register,
+//!   unregister and schedule while holding their own locks (order: source
+//!   lock → engine mutex).
+
+#![allow(unsafe_code)]
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::os::fd::{AsFd, BorrowedFd, RawFd};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::eventfd::{EfdFlags, EventFd};
+
+use crate::sync::lock_anyway as lock;
+
+/// How long the thread stays away from a source an application drives.
+const STEP_ASIDE: Duration = Duration::from_millis(1);
+/// Epoll data of the control eventfd.
+const WAKE: u64 = u64::MAX;
+
+/// Something the progress thread runs: a connection, a listener.
+pub trait Source: Send + Sync {
+    /// Runs once without blocking (its descriptor is ready or its time has
+    /// come). Returns when to run it again regardless of readiness.
+    fn run(&self) -> Option<Instant>;
+    /// Moves whenever an application thread drives the source (0 for
+    /// sources only the thread drives).
+    fn activity(&self) -> u64 {
+        0
+    }
+    /// An application thread sleeps on the source's completion queues: it
+    /// wakes on the same readiness and will drive the source itself.
+    fn attended(&self) -> bool {
+        false
+    }
+}
+
+struct Entry {
+    src: Weak<dyn Source>,
+    /// The activity count when the thread last looked.
+    seen: u64,
+    /// The time the source asked for (stale heap entries are skipped).
+    due: Option<Instant>,
+    fd: RawFd,
+}
+
+struct Table {
+    entries: HashMap<u64, Entry>,
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    next_token: u64,
+    /// Whether a thread serves this engine now.
+    running: bool,
+}
+
+struct Engine {
+    pid: u32,
+    epoll: Epoll,
+    wake: EventFd,
+    table: Mutex<Table>,
+}
+
+/// The engine of this process (a forked child gets a new one).
+static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
+
+fn engine() -> std::io::Result<Arc<Engine>> {
+    let mut g = lock(&ENGINE);
+    let pid = std::process::id();
+    if let Some(e) = g.as_ref().filter(|e| e.pid == pid) {
+        return Ok(e.clone());
+    }
+    if let Some(old) = g.take() {
+        // Inherited across fork(): its thread lives only in the parent.
+        // Keep its descriptors open (the parent's entries name them).
+        std::mem::forget(old);
+    }
+    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
+    let wake = EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)?;
+    epoll.add(wake.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, WAKE))?;
+    let e = Arc::new(Engine {
+        pid,
+        epoll,
+        wake,
+        table: Mutex::new(Table {
+            entries: HashMap::new(),
+            timers: BinaryHeap::new(),
+            next_token: 1,
+            running: false,
+        }),
+    });
+    *g = Some(e.clone());
+    Ok(e)
+}
+
+/// A registration with the progress thread; dropping it unregisters (do so
+/// before closing the descriptor).
+pub struct Reg {
+    engine: Arc<Engine>,
+    token: u64,
+}
+
+/// Watches `fd` (edge-triggered, input and output) and runs `src` when it
+/// becomes ready. Starts the thread if needed.
+pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Reg> {
+    let engine = engine()?;
+    let seen = src.upgrade().map_or(0, |s| s.activity());
+    let (token, start) = {
+        let mut t = lock(&engine.table);
+        let token = t.next_token;
+        t.next_token += 1;
+        let flags = EpollFlags::EPOLLIN
+            | EpollFlags::EPOLLOUT
+            | EpollFlags::EPOLLRDHUP
+            | EpollFlags::EPOLLET;
+        engine.epoll.add(fd, EpollEvent::new(flags, token))?;
+        t.entries.insert(
+            token,
+            Entry {
+                src,
+                seen,
+                due: None,
+                fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+            },
+        );
+        let start = !t.running;
+        t.running = true;
+        (token, start)
+    };
+    if start {
+        let e = engine.clone();
+        let spawned = std::thread::Builder::new()
+            .name("udapl-progress".into())
+            .spawn(move || serve(e));
+        if let Err(err) = spawned {
+            let mut t = lock(&engine.table);
+            t.running = false;
+            if let Some(ent) = t.entries.remove(&token) {
+                // SAFETY: `ent.fd` is the caller's live descriptor
+                // (borrowed for this call).
+                let fd = unsafe { BorrowedFd::borrow_raw(ent.fd) };
+                let _ = engine.epoll.delete(fd);
+            }
+            return Err(err);
+        }
+    }
+    Ok(Reg { engine, token })
+}
+
+impl Reg {
+    /// Runs the source at `at` (or earlier, if its descriptor gets ready).
+    pub fn schedule(&self, at: Instant) {
+        let mut t = lock(&self.engine.table);
+        let Some(e) = t.entries.get_mut(&self.token) else {
+            return;
+        };
+        if e.due.is_some_and(|d| d <= at) {
+            return;
+        }
+        e.due = Some(at);
+        let first = t.timers.peek().is_none_or(|Reverse((d, _))| at < *d);
+        t.timers.push(Reverse((at, self.token)));
+        drop(t);
+        if first {
+            let _ = self.engine.wake.write(1);
+        }
+    }
+}
+
+impl Drop for Reg {
+    fn drop(&mut self) {
+        let mut t = lock(&self.engine.table);
+        if let Some(ent) = t.entries.remove(&self.token) {
+            // SAFETY: the owner drops its registration before closing the
+            // descriptor, so `ent.fd` is still open here.
+            let fd = unsafe { BorrowedFd::borrow_raw(ent.fd) };
+            let _ = self.engine.epoll.delete(fd);
+        }
+        if t.entries.is_empty() {
+            // The last one: the thread ends (it checks under the lock).
+            drop(t);
+            let _ = self.engine.wake.write(1);
+        }
+    }
+}
+
+/// True while a progress thread serves this process.
+pub fn running() -> bool {
+    let g = lock(&ENGINE);
+    g.as_ref()
+        .filter(|e| e.pid == std::process::id())
+        .is_some_and(|e| lock(&e.table).running)
+}
+
+fn serve(engine: Arc<Engine>) {
+    let mut events = [EpollEvent::empty(); 64];
+    let mut due: Vec<u64> = Vec::with_capacity(64);
+    loop {
+        let timeout = {
+            let mut t = lock(&engine.table);
+            if t.entries.is_empty() {
+                t.running = false;
+                t.timers.clear();
+                return;
+            }
+            match t.timers.peek() {
+                None => EpollTimeout::NONE,
+                Some(Reverse((at, _))) => {
+                    let d = at.saturating_duration_since(Instant::now());
+                    // Round up: waking early would only spin.
+                    let ms = d.as_micros().div_ceil(1000).min(60_000) as u16;
+                    EpollTimeout::from(ms)
+                }
+            }
+        };
+        let n = match engine.epoll.wait(&mut events, timeout) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EINTR) => 0,
+            Err(_) => {
+                std::thread::sleep(STEP_ASIDE);
+                0
+            }
+        };
+        due.clear();
+        for ev in &events[..n] {
+            if ev.data() == WAKE {
+                let _ = engine.wake.read();
+            } else {
+                due.push(ev.data());
+            }
+        }
+        let now = Instant::now();
+        {
+            let mut t = lock(&engine.table);
+            while let Some(&Reverse((at, tok))) = t.timers.peek() {
+                if at > now {
+                    break;
+                }
+                t.timers.pop();
+                if let Some(e) = t.entries.get_mut(&tok) {
+                    if e.due == Some(at) {
+                        e.due = None;
+                        due.push(tok);
+                    }
+                }
+            }
+        }
+        due.sort_unstable();
+        due.dedup();
+        for &tok in &due {
+            run_one(&engine, tok);
+        }
+    }
+}
+
+/// Runs one source unless an application drives it.
+fn run_one(engine: &Engine, tok: u64) {
+    let (src, seen) = {
+        let t = lock(&engine.table);
+        let Some(e) = t.entries.get(&tok) else {
+            return;
+        };
+        let Some(src) = e.src.upgrade() else {
+            return;
+        };
+        (src, e.seen)
+    };
+    let act = src.activity();
+    let next = if act != seen || src.attended() {
+        Some(Instant::now() + STEP_ASIDE)
+    } else {
+        src.run()
+    };
+    // The source's last reference may be this one: drop it outside the
+    // table lock (its Drop unregisters).
+    let mut t = lock(&engine.table);
+    if let Some(e) = t.entries.get_mut(&tok) {
+        e.seen = act;
+        if let Some(at) = next {
+            if e.due.is_none_or(|d| at < d) {
+                e.due = Some(at);
+                t.timers.push(Reverse((at, tok)));
+            }
+        }
+    }
+    drop(t);
+    drop(src);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+    struct Count {
+        runs: AtomicUsize,
+        act: AtomicU64,
+        sock: UnixStream,
+        again: Mutex<Option<Instant>>,
+    }
+    impl Source for Count {
+        fn run(&self) -> Option<Instant> {
+            let mut b = [0u8; 64];
+            while std::io::Read::read(&mut &self.sock, &mut b).is_ok_and(|n| n > 0) {}
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            lock(&self.again).take()
+        }
+        fn activity(&self) -> u64 {
+            self.act.load(Ordering::SeqCst)
+        }
+    }
+
+    fn until(what: &str, f: impl Fn() -> bool) {
+        let end = Instant::now() + Duration::from_secs(5);
+        while !f() {
+            assert!(Instant::now() < end, "timed out: {what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn count() -> (Arc<Count>, UnixStream) {
+        let (a, b) = UnixStream::pair().expect("pair");
+        b.set_nonblocking(true).expect("nb");
+        let c = Arc::new(Count {
+            runs: AtomicUsize::new(0),
+            act: AtomicU64::new(0),
+            sock: b,
+            again: Mutex::new(None),
+        });
+        (c, a)
+    }
+
+    #[test]
+    fn readiness_timers_and_stepping_aside() {
+        let (c, peer) = count();
+        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
+        let reg = register(c.sock.as_fd(), w).expect("register");
+        // Registration reports the socket writable once (edge).
+        until("first run", || c.runs.load(Ordering::SeqCst) >= 1);
+        let base = c.runs.load(Ordering::SeqCst);
+        (&peer).write_all(b"x").expect("write");
+        until("run on input", || c.runs.load(Ordering::SeqCst) > base);
+
+        // A timer.
+        let base = c.runs.load(Ordering::SeqCst);
+        reg.schedule(Instant::now() + Duration::from_millis(20));
+        until("run at the time", || c.runs.load(Ordering::SeqCst) > base);
+
+        // An application drives it: the thread steps aside while the
+        // counter moves, and runs it once it stops.
+        c.act.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(5));
+        let base = c.runs.load(Ordering::SeqCst);
+        (&peer).write_all(b"y").expect("write");
+        let end = Instant::now() + Duration::from_millis(30);
+        while Instant::now() < end {
+            c.act.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        assert_eq!(c.runs.load(Ordering::SeqCst), base, "stepped aside");
+        until("run once the application stops", || {
+            c.runs.load(Ordering::SeqCst) > base
+        });
+        drop(reg);
+    }
+}
