@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use super::conn::{Conn, ConnConfig, ConnState, Fault, RxAction, RxPlan, TxPlan, MAX_SGE};
 use super::cq::{Cq, Feeder};
-use super::progress::{self, Reg, Source};
+use super::progress::{self, Reg, Run, Source};
 use super::setup::{
     AcceptConfig, Initiator, InitiatorConfig, InitiatorEvent, Responder, ResponderConfig,
     ResponderEvent, MAX_PD_IN, REPLY_TIMEOUT, REQUEST_TIMEOUT, RTR_TIMEOUT,
@@ -619,6 +619,7 @@ impl Device for IwarpDevice {
             send_cq: send_cq.clone(),
             recv_cq: recv_cq.clone(),
             overrun: AtomicBool::new(false),
+            tx_blocked: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
                 pre_recv: Vec::new(),
@@ -797,20 +798,20 @@ impl IwarpListener {
 }
 
 impl Source for IwarpListener {
-    fn run(&self) -> Option<Instant> {
+    fn run(&self) -> Run {
         self.progress();
         if let Some(dev) = self.dev.upgrade() {
             dev.progress_pending();
         }
-        None
+        Run::default()
     }
 }
 
 impl Source for IwarpDevice {
     /// Pending connections: their Requests and deadlines.
-    fn run(&self) -> Option<Instant> {
+    fn run(&self) -> Run {
         self.progress_pending();
-        None
+        Run::default()
     }
 }
 
@@ -989,6 +990,9 @@ pub struct IwarpQp {
     recv_cq: Arc<Cq>,
     /// A completion was lost to a full CQ: the connection must break.
     overrun: AtomicBool,
+    /// Bytes wait for socket space (or a TCP connect for completion): the
+    /// progress thread must watch for writability.
+    tx_blocked: AtomicBool,
     inner: Mutex<Inner>,
 }
 
@@ -1545,11 +1549,32 @@ impl IwarpQp {
     fn run(&self, inner: MutexGuard<'_, Inner>) -> bool {
         let mut inner = inner;
         let (any, ev) = self.step(&mut inner);
+        self.note_tx(&inner);
         drop(inner);
         if let Some(ev) = ev {
             self.cm_event(ev);
         }
         any
+    }
+}
+
+impl IwarpQp {
+    /// Records whether output waits for socket space (read by the
+    /// progress thread without the lock).
+    fn note_tx(&self, inner: &Inner) {
+        let (blocked, sock) = match &inner.phase {
+            Phase::Up(up) => (up.tx.is_some(), Some(&up.stream)),
+            Phase::Connecting { tcp_up, stream, .. } => (!tcp_up, Some(stream)),
+            _ => (false, None),
+        };
+        if self.tx_blocked.load(Ordering::Relaxed) != blocked {
+            self.tx_blocked.store(blocked, Ordering::Relaxed);
+            if blocked {
+                if let Some(r) = sock.and_then(|s| s.reg.as_ref()) {
+                    r.want_output();
+                }
+            }
+        }
     }
 }
 
@@ -1568,21 +1593,23 @@ impl Feeder for IwarpQp {
 }
 
 impl Source for IwarpQp {
-    fn run(&self) -> Option<Instant> {
-        match self.inner.try_lock() {
-            Ok(g) => {
-                self.run(g);
-                None
-            }
-            Err(std::sync::TryLockError::Poisoned(p)) => {
-                self.run(p.into_inner());
-                None
-            }
+    fn run(&self) -> Run {
+        let ran = match self.inner.try_lock() {
+            Ok(g) => self.run(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => self.run(p.into_inner()),
             // A poster or poller is in: look again shortly, the edge that
             // woke us will not come back.
             Err(std::sync::TryLockError::WouldBlock) => {
-                Some(Instant::now() + Duration::from_micros(100))
+                return Run {
+                    at: Some(Instant::now() + Duration::from_micros(100)),
+                    output: self.tx_blocked.load(Ordering::Relaxed),
+                };
             }
+        };
+        let _ = ran;
+        Run {
+            at: None,
+            output: self.tx_blocked.load(Ordering::Relaxed),
         }
     }
 
@@ -1590,8 +1617,11 @@ impl Source for IwarpQp {
         self.send_cq.polls().wrapping_add(self.recv_cq.polls())
     }
 
+    /// A sleeping application thread wakes on input only: bytes waiting
+    /// for socket space are the progress thread's to push.
     fn attended(&self) -> bool {
-        self.send_cq.attended() || self.recv_cq.attended()
+        (self.send_cq.attended() || self.recv_cq.attended())
+            && !self.tx_blocked.load(Ordering::Relaxed)
     }
 }
 
@@ -1618,6 +1648,7 @@ impl QueuePair for IwarpQp {
         up.conn.post_send(wr, &dev.keys)?;
         // Write what the socket takes now; the rest goes out on progress.
         let _ = self.pump_tx(up);
+        self.note_tx(&inner);
         Ok(())
     }
 
@@ -1685,6 +1716,7 @@ impl QueuePair for IwarpQp {
         };
         match start_connect(to) {
             Ok(stream) => {
+                self.tx_blocked.store(true, Ordering::Relaxed);
                 let stream = Sock::new(stream, self)?;
                 let deadline = Instant::now() + timeout;
                 stream.wake_at(deadline);
@@ -2331,9 +2363,13 @@ mod tests {
         };
         assert!(!readable(&b.cq, 0), "nothing arrived yet");
         let cq = b.cq.clone();
+        // A sleeper says so: the progress thread then leaves the
+        // connection to it.
+        cq.waiting(true);
         let waiter = std::thread::spawn(move || {
             let t = Instant::now();
             let woke = readable(&cq, DEADLINE.as_millis() as u16);
+            cq.waiting(false);
             (woke, t.elapsed())
         });
         std::thread::sleep(Duration::from_millis(50));

@@ -15,14 +15,19 @@
 //!   child has no such thread and must not use what it inherited: a
 //!   registration in the child starts a fresh engine (new epoll instance)
 //!   and the parent's is left alone.
-//! - Descriptors are watched edge-triggered for input and output, so a
-//!   connection that stays readable does not spin the thread; a source run
-//!   must therefore consume everything it can (the engines do: they read
-//!   and write until `EWOULDBLOCK`) or ask to be run again at a time.
+//! - Descriptors are watched one-shot and edge-triggered, for input, and
+//!   for output only while the source has bytes waiting for socket space
+//!   ([`Run::output`]). A source run must consume everything it can (the
+//!   engines do: they read and write until `EWOULDBLOCK`) or ask to be run
+//!   again at a time; the descriptor is re-armed after the run.
 //! - Stepping aside: a source exposes an activity counter (its completion
-//!   queues' polls). If it moved since the thread last looked, an
-//!   application thread is driving the source, and the thread only looks
-//!   again a millisecond later; a source nobody polls is run at once.
+//!   queues' polls) and whether a thread sleeps on its queues. If the
+//!   counter moved since the thread last looked, or someone sleeps there,
+//!   an application thread is driving the source: the thread leaves its
+//!   descriptor disarmed (so packets for a busy-polled connection never
+//!   wake it, which on a small machine would preempt the poller) and looks
+//!   again after 1 ms, doubling up to 8 ms while the application stays
+//!   active. A source nobody polls is run at once.
 //! - Locks: the engine's own mutex guards the source table and the timer
 //!   heap, and is never held while a source runs. Sources may register,
 //!   unregister and schedule while holding their own locks (order: source
@@ -41,16 +46,27 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use crate::sync::lock_anyway as lock;
 
-/// How long the thread stays away from a source an application drives.
+/// How long the thread first stays away from a source an application
+/// drives, and the longest.
 const STEP_ASIDE: Duration = Duration::from_millis(1);
+const STEP_ASIDE_MAX: Duration = Duration::from_millis(8);
+
+/// What a source run asks for next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Run {
+    /// Run again at this time regardless of readiness.
+    pub at: Option<Instant>,
+    /// Bytes wait for socket space: wake on writability too.
+    pub output: bool,
+}
 /// Epoll data of the control eventfd.
 const WAKE: u64 = u64::MAX;
 
 /// Something the progress thread runs: a connection, a listener.
 pub trait Source: Send + Sync {
     /// Runs once without blocking (its descriptor is ready or its time has
-    /// come). Returns when to run it again regardless of readiness.
-    fn run(&self) -> Option<Instant>;
+    /// come).
+    fn run(&self) -> Run;
     /// Moves whenever an application thread drives the source (0 for
     /// sources only the thread drives).
     fn activity(&self) -> u64 {
@@ -70,6 +86,8 @@ struct Entry {
     /// The time the source asked for (stale heap entries are skipped).
     due: Option<Instant>,
     fd: RawFd,
+    /// How long to stay away next while an application drives it.
+    aside: Duration,
 }
 
 struct Table {
@@ -119,11 +137,24 @@ fn engine() -> std::io::Result<Arc<Engine>> {
     Ok(e)
 }
 
+fn interest(output: bool) -> EpollFlags {
+    let f = EpollFlags::EPOLLIN
+        | EpollFlags::EPOLLRDHUP
+        | EpollFlags::EPOLLET
+        | EpollFlags::EPOLLONESHOT;
+    if output {
+        f | EpollFlags::EPOLLOUT
+    } else {
+        f
+    }
+}
+
 /// A registration with the progress thread; dropping it unregisters (do so
 /// before closing the descriptor).
 pub struct Reg {
     engine: Arc<Engine>,
     token: u64,
+    fd: RawFd,
 }
 
 /// Watches `fd` (edge-triggered, input and output) and runs `src` when it
@@ -135,11 +166,9 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
         let mut t = lock(&engine.table);
         let token = t.next_token;
         t.next_token += 1;
-        let flags = EpollFlags::EPOLLIN
-            | EpollFlags::EPOLLOUT
-            | EpollFlags::EPOLLRDHUP
-            | EpollFlags::EPOLLET;
-        engine.epoll.add(fd, EpollEvent::new(flags, token))?;
+        engine
+            .epoll
+            .add(fd, EpollEvent::new(interest(true), token))?;
         t.entries.insert(
             token,
             Entry {
@@ -147,6 +176,7 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
                 seen,
                 due: None,
                 fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+                aside: STEP_ASIDE,
             },
         );
         let start = !t.running;
@@ -170,7 +200,11 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
             return Err(err);
         }
     }
-    Ok(Reg { engine, token })
+    Ok(Reg {
+        engine,
+        token,
+        fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+    })
 }
 
 impl Reg {
@@ -190,6 +224,18 @@ impl Reg {
         if first {
             let _ = self.engine.wake.write(1);
         }
+    }
+}
+
+impl Reg {
+    /// Output waits for socket space: wake the thread when the socket
+    /// becomes writable. No user-space lock (the owner calls it when its
+    /// output first blocks).
+    pub fn want_output(&self) {
+        // SAFETY: the descriptor stays open while its `Reg` lives.
+        let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
+        let mut ev = EpollEvent::new(interest(true), self.token);
+        let _ = self.engine.epoll.modify(fd, &mut ev);
     }
 }
 
@@ -281,7 +327,7 @@ fn serve(engine: Arc<Engine>) {
 
 /// Runs one source unless an application drives it.
 fn run_one(engine: &Engine, tok: u64) {
-    let (src, seen) = {
+    let (src, seen, aside) = {
         let t = lock(&engine.table);
         let Some(e) = t.entries.get(&tok) else {
             return;
@@ -289,20 +335,33 @@ fn run_one(engine: &Engine, tok: u64) {
         let Some(src) = e.src.upgrade() else {
             return;
         };
-        (src, e.seen)
+        (src, e.seen, e.aside)
     };
     let act = src.activity();
-    let next = if act != seen || src.attended() {
-        Some(Instant::now() + STEP_ASIDE)
+    let driven = act != seen || src.attended();
+    let run = if driven {
+        // Leave the descriptor disarmed; look again later.
+        Run {
+            at: Some(Instant::now() + aside),
+            output: false,
+        }
     } else {
         src.run()
     };
-    // The source's last reference may be this one: drop it outside the
-    // table lock (its Drop unregisters).
     let mut t = lock(&engine.table);
     if let Some(e) = t.entries.get_mut(&tok) {
         e.seen = act;
-        if let Some(at) = next {
+        if driven {
+            e.aside = (aside * 2).min(STEP_ASIDE_MAX);
+        } else {
+            e.aside = STEP_ASIDE;
+            // SAFETY: registered descriptors stay open until their `Reg`
+            // is dropped, which removes the entry under this lock first.
+            let fd = unsafe { BorrowedFd::borrow_raw(e.fd) };
+            let mut ev = EpollEvent::new(interest(run.output), tok);
+            let _ = engine.epoll.modify(fd, &mut ev);
+        }
+        if let Some(at) = run.at {
             if e.due.is_none_or(|d| at < d) {
                 e.due = Some(at);
                 t.timers.push(Reverse((at, tok)));
@@ -310,6 +369,8 @@ fn run_one(engine: &Engine, tok: u64) {
         }
     }
     drop(t);
+    // The source's last reference may be this one: dropped outside the
+    // table lock (its Drop unregisters).
     drop(src);
 }
 
@@ -327,11 +388,14 @@ mod tests {
         again: Mutex<Option<Instant>>,
     }
     impl Source for Count {
-        fn run(&self) -> Option<Instant> {
+        fn run(&self) -> Run {
             let mut b = [0u8; 64];
             while std::io::Read::read(&mut &self.sock, &mut b).is_ok_and(|n| n > 0) {}
             self.runs.fetch_add(1, Ordering::SeqCst);
-            lock(&self.again).take()
+            Run {
+                at: lock(&self.again).take(),
+                output: false,
+            }
         }
         fn activity(&self) -> u64 {
             self.act.load(Ordering::SeqCst)
@@ -363,8 +427,6 @@ mod tests {
         let (c, peer) = count();
         let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
         let reg = register(c.sock.as_fd(), w).expect("register");
-        // Registration reports the socket writable once (edge).
-        until("first run", || c.runs.load(Ordering::SeqCst) >= 1);
         let base = c.runs.load(Ordering::SeqCst);
         (&peer).write_all(b"x").expect("write");
         until("run on input", || c.runs.load(Ordering::SeqCst) > base);
