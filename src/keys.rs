@@ -28,6 +28,8 @@ use crate::error::{DatError, Result, Sub};
 pub const INDEX_BITS: u32 = 18;
 /// The most registrations (LMRs plus RMRs) one table holds.
 pub const CAPACITY: usize = 1 << INDEX_BITS;
+/// The bits of a key that name its entry.
+pub const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 const GEN_MASK: u32 = (1 << (32 - INDEX_BITS)) - 1;
 const CHUNK_BITS: u32 = 8;
 const CHUNK: usize = 1 << CHUNK_BITS;
@@ -47,6 +49,11 @@ impl Rights {
     /// Both.
     pub const fn union(self, o: Rights) -> Rights {
         Rights(self.0 | o.0)
+    }
+
+    /// The rights in both.
+    pub const fn intersection(self, o: Rights) -> Rights {
+        Rights(self.0 & o.0)
     }
 
     /// Every right of `o` is in `self`.

@@ -93,9 +93,10 @@ pub const SOFTWARE_CAPABILITIES: Capabilities = Capabilities {
     fw_version: (1, 0),
     max_qp: 65_536,
     max_qp_wr: 16_384,
-    max_sge: 64,
-    max_sge_rd: 64,
-    max_sge_wr: 64,
+    // The iWARP engine's work requests carry up to 8 elements.
+    max_sge: 8,
+    max_sge_rd: 8,
+    max_sge_wr: 8,
     max_cq: 65_536,
     max_cqe: 1 << 24,
     max_mr: 262_144,
@@ -112,7 +113,8 @@ pub const SOFTWARE_CAPABILITIES: Capabilities = Capabilities {
     max_ord: 64,
     max_ird_total: 65_536,
     max_ord_total: 65_536,
-    max_private_data: 256,
+    // 256 bytes on the wire less the MPA IRD/ORD word.
+    max_private_data: 252,
     solicited_events: true,
     unsignalled: true,
     fence: true,

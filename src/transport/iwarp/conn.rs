@@ -54,8 +54,14 @@
 //!   but two tagged messages (an RDMA Write and a Read Response) never
 //!   interleave their segments (peers such as `siw` track one inbound tagged
 //!   message at a time).
-//! - **Receive queue**: the engine's own ring ([`Conn::post_recv`]); a
-//!   shared receive queue would replace [`RecvRing`] behind the same calls.
+//! - **Receive queue**: the engine's own ring ([`Conn::post_recv`]), or a
+//!   shared receive queue ([`SharedRecv`], [`Conn::set_srq`]): a Send's
+//!   first segment takes the oldest receive out of it, and that receive
+//!   belongs to this connection until the Send's last segment (or a flush)
+//!   completes it.
+//! - **Memory-window binds** ([`Conn::post_bind`]) take effect in the key
+//!   table when posted (the caller checks and applies them); their slot in
+//!   the send queue only keeps the completion in posting order.
 
 use crate::keys::{KeyFault, KeyTable, Rights};
 use crate::transport::verbs::{PostError, QpNum, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus};
@@ -277,6 +283,8 @@ struct SqEntry {
     /// Send MSN (queue 0) or Read Request MSN (queue 1), once sent.
     msn: u32,
     state: Slot,
+    /// A memory-window bind: nothing to transmit.
+    bind: bool,
 }
 
 const NO_SGE: Sge = Sge {
@@ -297,9 +305,13 @@ impl SqEntry {
         off: 0,
         msn: 0,
         state: Slot::Queued,
+        bind: false,
     };
 
     fn wc_op(&self) -> WcOp {
+        if self.bind {
+            return WcOp::Bind;
+        }
         match self.op {
             SendOp::Send { .. } => WcOp::Send,
             SendOp::RdmaWrite { .. } => WcOp::RdmaWrite,
@@ -308,16 +320,62 @@ impl SqEntry {
     }
 }
 
+/// A posted receive (checked, copied out of the consumer's list).
 #[derive(Clone, Copy, Debug)]
-struct RqEntry {
+pub struct RqEntry {
     wr_id: u64,
     sges: [Sge; MAX_SGE],
     nsge: usize,
     len: u64,
 }
 
-/// The queue pair's own receive queue: a ring of posted receives, the
-/// oldest being filled. (A shared receive queue would stand in here.)
+impl RqEntry {
+    /// Checks a receive's scatter list against `keys` (local write, zone
+    /// `pz`) and copies it.
+    pub fn check(
+        wr: &RecvWr<'_>,
+        max_sge: usize,
+        pz: u64,
+        keys: &KeyTable,
+    ) -> Result<RqEntry, PostError> {
+        if wr.sgl.len() > max_sge.min(MAX_SGE) {
+            return Err(PostError::TooManySge);
+        }
+        let mut sges = [NO_SGE; MAX_SGE];
+        let mut len = 0u64;
+        for (k, s) in wr.sgl.iter().enumerate() {
+            if s.len > 0 {
+                keys.check_local(s.lkey, s.addr, s.len, Rights::LOCAL_WRITE, Some(pz))
+                    .map_err(PostError::Protection)?;
+            }
+            sges[k] = *s;
+            len = len.checked_add(s.len).ok_or(PostError::Length)?;
+        }
+        if len > MAX_MSG {
+            return Err(PostError::Length);
+        }
+        Ok(RqEntry {
+            wr_id: wr.wr_id,
+            sges,
+            nsge: wr.sgl.len(),
+            len,
+        })
+    }
+
+    /// The consumer's id of the receive.
+    pub fn wr_id(&self) -> u64 {
+        self.wr_id
+    }
+}
+
+/// Where a connection on a shared receive queue takes its receives.
+pub trait SharedRecv: Send + Sync + std::fmt::Debug {
+    /// Removes and returns the oldest posted receive.
+    fn take(&self) -> Option<RqEntry>;
+}
+
+/// A ring of posted receives, the oldest being filled: a queue pair's own
+/// receive queue, and the inside of a shared one.
 #[derive(Debug)]
 pub struct RecvRing {
     slots: Box<[RqEntry]>,
@@ -326,7 +384,8 @@ pub struct RecvRing {
 }
 
 impl RecvRing {
-    fn new(depth: usize) -> RecvRing {
+    /// A ring for `depth` receives (at least one).
+    pub fn new(depth: usize) -> RecvRing {
         RecvRing {
             slots: vec![
                 RqEntry {
@@ -343,15 +402,40 @@ impl RecvRing {
         }
     }
 
-    fn len(&self) -> usize {
+    /// Receives queued.
+    pub fn len(&self) -> usize {
         (self.tail - self.head) as usize
+    }
+
+    /// True when nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many it holds.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// A ring of `depth` holding this one's receives in order (for a
+    /// resize; `None` if they do not fit).
+    pub fn resized(&self, depth: usize) -> Option<RecvRing> {
+        if depth < self.len() {
+            return None;
+        }
+        let mut r = RecvRing::new(depth);
+        for seq in self.head..self.tail {
+            r.push(self.slots[(seq % self.slots.len() as u64) as usize]);
+        }
+        Some(r)
     }
 
     fn front(&self) -> Option<&RqEntry> {
         (self.head < self.tail).then(|| &self.slots[(self.head % self.slots.len() as u64) as usize])
     }
 
-    fn push(&mut self, e: RqEntry) -> bool {
+    /// Queues a receive; false when full.
+    pub fn push(&mut self, e: RqEntry) -> bool {
         if self.len() == self.slots.len() {
             return false;
         }
@@ -361,7 +445,8 @@ impl RecvRing {
         true
     }
 
-    fn pop(&mut self) -> Option<RqEntry> {
+    /// Removes the oldest receive.
+    pub fn pop(&mut self) -> Option<RqEntry> {
         let e = *self.front()?;
         self.head += 1;
         Some(e)
@@ -474,7 +559,11 @@ pub struct Conn {
     sq_tx: u64,
     sq_tail: u64,
     rq: RecvRing,
-    /// Bytes placed into the receive at the front of `rq`.
+    /// The shared receive queue, if the queue pair uses one.
+    srq: Option<std::sync::Arc<dyn SharedRecv>>,
+    /// The shared queue's receive a Send is being placed into.
+    srq_cur: Option<RqEntry>,
+    /// Bytes placed into the receive at the front of `rq` (or `srq_cur`).
     rq_off: u64,
     ord: Ring<OrdEntry>,
     /// Consumer reads in `ord`.
@@ -561,6 +650,8 @@ impl Conn {
             sq_tx: 0,
             sq_tail: 0,
             rq: RecvRing::new(cfg.recv_depth as usize),
+            srq: None,
+            srq_cur: None,
             rq_off: 0,
             ord: Ring::new(ord_limit),
             ord_consumer: 0,
@@ -597,6 +688,35 @@ impl Conn {
     /// Receives posted and not yet consumed.
     pub fn recv_outstanding(&self) -> usize {
         self.rq.len()
+    }
+
+    /// Takes receives from `srq` instead of the connection's own queue
+    /// (call before any traffic).
+    pub fn set_srq(&mut self, srq: std::sync::Arc<dyn SharedRecv>) {
+        self.srq = Some(srq);
+    }
+
+    /// The receive the next Send segment goes into (taking one from the
+    /// shared queue when a new message starts).
+    fn recv_front(&mut self) -> Option<RqEntry> {
+        match &self.srq {
+            Some(srq) => {
+                if self.srq_cur.is_none() {
+                    self.srq_cur = srq.take();
+                }
+                self.srq_cur
+            }
+            None => self.rq.front().copied(),
+        }
+    }
+
+    /// Removes the receive being filled.
+    fn recv_pop(&mut self) -> Option<RqEntry> {
+        if self.srq.is_some() {
+            self.srq_cur.take()
+        } else {
+            self.rq.pop()
+        }
     }
 
     /// Send-queue requests not yet retired.
@@ -661,9 +781,46 @@ impl Conn {
             off: 0,
             msn: 0,
             state: Slot::Queued,
+            bind: false,
         };
         self.sq_tail += 1;
         Ok(())
+    }
+
+    /// Queues the completion of a memory-window bind the caller has
+    /// applied (`status`: how it went), in send-queue order.
+    pub fn post_bind(
+        &mut self,
+        wr_id: u64,
+        signaled: bool,
+        status: WcStatus,
+        sink: &mut impl FnMut(Wc),
+    ) -> Result<(), PostError> {
+        if self.state != ConnState::Established {
+            return Err(PostError::State);
+        }
+        if self.send_outstanding() == self.sq.len() {
+            return Err(PostError::QueueFull);
+        }
+        let i = self.slot(self.sq_tail);
+        self.sq[i] = SqEntry {
+            wr_id,
+            signaled,
+            state: Slot::Done(status),
+            bind: true,
+            ..SqEntry::EMPTY
+        };
+        self.sq_tail += 1;
+        self.skip_binds();
+        self.retire(sink);
+        Ok(())
+    }
+
+    /// Moves the transmit point past binds (nothing to send for them).
+    fn skip_binds(&mut self) {
+        while self.sq_tx < self.sq_tail && self.sq[self.slot(self.sq_tx)].bind {
+            self.sq_tx += 1;
+        }
     }
 
     /// Queues a receive (the scatter list is copied).
@@ -859,6 +1016,7 @@ impl Conn {
                 s.msn = msn;
                 s.state = Slot::Sent;
                 self.sq_tx += 1;
+                self.skip_binds();
                 let h = Header::new(
                     Ulp::ReadRequest {
                         msn,
@@ -909,6 +1067,7 @@ impl Conn {
                 if last {
                     s.state = Slot::Sent;
                     self.sq_tx += 1;
+                    self.skip_binds();
                     if self.neg.ack_reads {
                         if e.signaled {
                             self.ack_pending = true;
@@ -998,7 +1157,7 @@ impl Conn {
                         self.fail(TermError::DdpUntagged(DdpUntagged::InvalidMsnRange), sink)
                     );
                 }
-                let Some(r) = self.rq.front().copied() else {
+                let Some(r) = self.recv_front() else {
                     return Ok(RxAction::NotReady);
                 };
                 if u64::from(mo) != self.rq_off {
@@ -1006,7 +1165,7 @@ impl Conn {
                 }
                 if u64::from(mo) + len > r.len {
                     // The receive completes in error before the flush.
-                    self.rq.pop();
+                    self.recv_pop();
                     sink(Wc {
                         wr_id: r.wr_id,
                         status: WcStatus::LocalLength,
@@ -1126,7 +1285,7 @@ impl Conn {
                 self.rq_off += len;
                 if last {
                     self.rx_msn[0] = self.rx_msn[0].wrapping_add(1);
-                    if let Some(r) = self.rq.pop() {
+                    if let Some(r) = self.recv_pop() {
                         sink(Wc {
                             wr_id: r.wr_id,
                             status: WcStatus::Success,
@@ -1262,6 +1421,18 @@ impl Conn {
         }
         self.sq_tx = self.sq_tail;
         self.retire(sink);
+        // A shared queue's receive taken by this connection is flushed with
+        // it; the ones still in the shared queue stay there.
+        if let Some(r) = self.srq_cur.take() {
+            sink(Wc {
+                wr_id: r.wr_id,
+                status: WcStatus::Flushed,
+                op: WcOp::Recv,
+                byte_len: 0,
+                qp: self.cfg.qp,
+                solicited: false,
+            });
+        }
         while let Some(r) = self.rq.pop() {
             sink(Wc {
                 wr_id: r.wr_id,

@@ -36,7 +36,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use super::conn::{Conn, ConnConfig, ConnState, Fault, RxAction, RxPlan, TxPlan, MAX_SGE};
+use super::conn::{
+    Conn, ConnConfig, ConnState, Fault, RecvRing, RqEntry, RxAction, RxPlan, SharedRecv, TxPlan,
+    MAX_SGE,
+};
 use super::cq::{Cq, Feeder};
 use super::progress::{self, Reg, Run, Source};
 use super::setup::{
@@ -120,6 +123,10 @@ pub struct IwarpDevice {
     pending: Mutex<HashMap<u64, Pending>>,
     /// The receiver-not-ready time, in nanoseconds.
     rnr_timeout: AtomicU64,
+    /// Memory windows: key-table index → protection domain and the index
+    /// of the registration the window is bound to.
+    windows: Mutex<HashMap<u32, (u64, Option<u32>)>>,
+    srqs: Mutex<Vec<Weak<IwarpSrq>>>,
     me: Weak<IwarpDevice>,
 }
 
@@ -159,6 +166,8 @@ impl IwarpDevice {
             rnr_timeout: AtomicU64::new(
                 u64::try_from(opts.rnr_timeout.as_nanos()).unwrap_or(u64::MAX),
             ),
+            windows: Mutex::new(HashMap::new()),
+            srqs: Mutex::new(Vec::new()),
             me: me.clone(),
         })
     }
@@ -202,6 +211,14 @@ impl IwarpDevice {
             .iter()
             .filter_map(Weak::upgrade)
             .find(|c| Arc::as_ptr(c) as *const () == want)
+    }
+
+    fn find_srq(&self, srq: &Arc<dyn SharedReceiveQueue>) -> Option<Arc<IwarpSrq>> {
+        let want = Arc::as_ptr(srq) as *const ();
+        lock(&self.srqs)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|s| Arc::as_ptr(s) as *const () == want)
     }
 
     fn find_qp(&self, num: QpNum) -> Option<Arc<IwarpQp>> {
@@ -572,18 +589,36 @@ impl Device for IwarpDevice {
         })
     }
 
+    /// Refused (`Busy`) while a window is bound to the registration.
     fn deregister(&self, mr: &MemoryRegion) -> Result<(), DeviceError> {
         let idx = u32::try_from(mr.id).map_err(|_| DeviceError::Invalid)?;
+        let w = lock(&self.windows);
+        if w.values().any(|&(_, b)| b == Some(idx)) {
+            return Err(DeviceError::Busy);
+        }
         self.keys.deregister(idx);
         Ok(())
     }
 
-    fn alloc_window(&self, _pd: PdId) -> Result<WindowId, DeviceError> {
-        Err(DeviceError::Invalid)
+    /// A window is a key-table entry in `pd` with no key until bound.
+    fn alloc_window(&self, pd: PdId) -> Result<WindowId, DeviceError> {
+        self.check_pd(pd)?;
+        let idx = self
+            .keys
+            .reserve_window(pd.0)
+            .map_err(|_| DeviceError::Resources)?;
+        lock(&self.windows).insert(idx, (pd.0, None));
+        Ok(WindowId(u64::from(idx)))
     }
 
-    fn dealloc_window(&self, _w: WindowId) -> Result<(), DeviceError> {
-        Err(DeviceError::NotFound)
+    /// Frees a window: its remote key stops working at once.
+    fn dealloc_window(&self, w: WindowId) -> Result<(), DeviceError> {
+        let idx = u32::try_from(w.0).map_err(|_| DeviceError::NotFound)?;
+        if lock(&self.windows).remove(&idx).is_none() {
+            return Err(DeviceError::NotFound);
+        }
+        self.keys.deregister(idx);
+        Ok(())
     }
 
     fn create_cq(&self, depth: u32) -> Result<Arc<dyn CompletionQueue>, DeviceError> {
@@ -596,18 +631,43 @@ impl Device for IwarpDevice {
 
     fn create_srq(
         &self,
-        _pd: PdId,
-        _depth: u32,
-        _max_sge: u32,
+        pd: PdId,
+        depth: u32,
+        max_sge: u32,
     ) -> Result<Arc<dyn SharedReceiveQueue>, DeviceError> {
-        Err(DeviceError::Invalid)
+        self.check_pd(pd)?;
+        if depth == 0 || depth > self.caps.max_srq_wr || max_sge == 0 || max_sge as usize > MAX_SGE
+        {
+            return Err(DeviceError::Invalid);
+        }
+        let srq = Arc::new(IwarpSrq {
+            dev: self.me.clone(),
+            pd: pd.0,
+            max_sge,
+            ring: Mutex::new(RecvRing::new(depth as usize)),
+            qps: Mutex::new(Vec::new()),
+        });
+        let mut srqs = lock(&self.srqs);
+        srqs.retain(|w| w.strong_count() > 0);
+        srqs.push(Arc::downgrade(&srq));
+        Ok(srq)
     }
 
     fn create_qp(&self, cfg: QpConfig) -> Result<Arc<dyn QueuePair>, DeviceError> {
-        if cfg.srq.is_some() || cfg.max_send_sge as usize > MAX_SGE {
+        if cfg.max_send_sge as usize > MAX_SGE || cfg.max_recv_sge as usize > MAX_SGE {
             return Err(DeviceError::Invalid);
         }
         self.check_pd(cfg.pd)?;
+        let srq = match &cfg.srq {
+            Some(s) => {
+                let s = self.find_srq(s).ok_or(DeviceError::Invalid)?;
+                if s.pd != cfg.pd.0 {
+                    return Err(DeviceError::Invalid);
+                }
+                Some(s)
+            }
+            None => None,
+        };
         let send_cq = self.find_cq(&cfg.send_cq).ok_or(DeviceError::Invalid)?;
         let recv_cq = self.find_cq(&cfg.recv_cq).ok_or(DeviceError::Invalid)?;
         let num = self.next_qp.fetch_add(1, Ordering::Relaxed);
@@ -620,6 +680,8 @@ impl Device for IwarpDevice {
             recv_cq: recv_cq.clone(),
             overrun: AtomicBool::new(false),
             tx_blocked: AtomicBool::new(false),
+            rnr_waiting: AtomicBool::new(false),
+            srq: srq.clone(),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
                 pre_recv: Vec::new(),
@@ -629,6 +691,11 @@ impl Device for IwarpDevice {
         send_cq.attach(&f);
         if !Arc::ptr_eq(&send_cq, &recv_cq) {
             recv_cq.attach(&f);
+        }
+        if let Some(s) = &srq {
+            let mut v = lock(&s.qps);
+            v.retain(|w| w.strong_count() > 0);
+            v.push(Arc::downgrade(&qp));
         }
         lock(&self.qps).insert(num, Arc::downgrade(&qp));
         Ok(qp)
@@ -993,6 +1060,10 @@ pub struct IwarpQp {
     /// Bytes wait for socket space (or a TCP connect for completion): the
     /// progress thread must watch for writability.
     tx_blocked: AtomicBool,
+    /// A Send waits for a receive (receiver not ready).
+    rnr_waiting: AtomicBool,
+    /// The shared receive queue the connection takes receives from.
+    srq: Option<Arc<IwarpSrq>>,
     inner: Mutex<Inner>,
 }
 
@@ -1093,6 +1164,10 @@ impl IwarpQp {
             },
             negotiated,
         );
+        if let Some(srq) = &self.srq {
+            let shared: Arc<dyn SharedRecv> = srq.clone();
+            conn.set_srq(shared);
+        }
         let mut sink = self.sink();
         for (wr_id, sgl) in inner.pre_recv.drain(..) {
             if conn
@@ -1218,10 +1293,12 @@ impl IwarpQp {
             match self.take_segment(up, &seg, keys, &mut sink) {
                 Ok(true) => {
                     up.not_ready = None;
+                    self.rnr_waiting.store(false, Ordering::Release);
                     any = true;
                 }
                 Ok(false) if Instant::now() >= until => {
                     up.not_ready = None;
+                    self.rnr_waiting.store(false, Ordering::Release);
                     let _ = up.conn.rnr_expired(&mut sink);
                     return (true, Outcome::Terminated);
                 }
@@ -1250,6 +1327,7 @@ impl IwarpQp {
                                     let until = Instant::now() + dev.rnr_timeout();
                                     up.stream.wake_at(until);
                                     up.not_ready = Some((seg, until));
+                                    self.rnr_waiting.store(true, Ordering::Release);
                                     return (true, Outcome::Ok);
                                 }
                                 Err(()) => return (true, Outcome::Broken),
@@ -1654,9 +1732,19 @@ impl QueuePair for IwarpQp {
 
     fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
         let dev = self.dev.upgrade().ok_or(PostError::State)?;
+        if self.srq.is_some() {
+            return Err(PostError::Unsupported);
+        }
         let mut inner = lock(&self.inner);
         match &mut inner.phase {
-            Phase::Up(up) => up.conn.post_recv(wr, &dev.keys),
+            Phase::Up(up) => {
+                up.conn.post_recv(wr, &dev.keys)?;
+                if up.not_ready.is_some() {
+                    // A Send waits for this receive: place it now.
+                    self.run(inner);
+                }
+                Ok(())
+            }
             Phase::Idle | Phase::Connecting { .. } | Phase::Accepting { .. } => {
                 if wr.sgl.len() > self.cfg.max_recv_sge as usize {
                     return Err(PostError::TooManySge);
@@ -1682,8 +1770,48 @@ impl QueuePair for IwarpQp {
         }
     }
 
-    fn post_bind(&self, _wr: &BindWr) -> Result<u32, PostError> {
-        Err(PostError::Unsupported)
+    /// Binds (or, with a zero length, unbinds) a window at once and queues
+    /// its completion in send-queue order. The registration must be in
+    /// the queue pair's protection domain, cover the range, and allow
+    /// local write when remote write is granted.
+    fn post_bind(&self, wr: &BindWr) -> Result<u32, PostError> {
+        let dev = self.dev.upgrade().ok_or(PostError::State)?;
+        let idx = u32::try_from(wr.window.0).map_err(|_| PostError::Unsupported)?;
+        let mut inner = lock(&self.inner);
+        let Phase::Up(up) = &mut inner.phase else {
+            return Err(PostError::State);
+        };
+        let mut windows = lock(&dev.windows);
+        let Some(w) = windows.get_mut(&idx).filter(|w| w.0 == self.cfg.pd.0) else {
+            return Err(PostError::Protection(crate::keys::KeyFault::Domain));
+        };
+        let rkey = if wr.len == 0 {
+            dev.keys.revoke_remote(idx);
+            w.1 = None;
+            0
+        } else {
+            let mut need = Access::LOCAL_READ;
+            if wr.access.contains(Access::REMOTE_WRITE) {
+                need = need.union(Access::LOCAL_WRITE);
+            }
+            dev.keys
+                .check_local(wr.lkey, wr.addr, wr.len, need, Some(self.cfg.pd.0))
+                .map_err(PostError::Protection)?;
+            let remote = wr
+                .access
+                .intersection(Access::REMOTE_READ.union(Access::REMOTE_WRITE));
+            let k = dev
+                .keys
+                .grant_remote(idx, wr.addr, wr.len, remote)
+                .map_err(|_| PostError::Unsupported)?;
+            w.1 = Some(wr.lkey & crate::keys::INDEX_MASK);
+            k
+        };
+        drop(windows);
+        let mut sink = self.sink();
+        up.conn
+            .post_bind(wr.wr_id, wr.signaled, WcStatus::Success, &mut sink)?;
+        Ok(rkey)
     }
 
     fn connect(
@@ -1804,6 +1932,69 @@ impl QueuePair for IwarpQp {
             _ => inner.pre_recv.len(),
         };
         (n as u32, self.cfg.recv_depth)
+    }
+}
+
+// ─────────────────────────── shared receive queue ───────────────────────────
+
+/// A shared receive queue of an [`IwarpDevice`]: one ring of receives that
+/// the connections of its queue pairs take from, oldest first.
+pub struct IwarpSrq {
+    dev: Weak<IwarpDevice>,
+    pd: u64,
+    max_sge: u32,
+    ring: Mutex<RecvRing>,
+    /// Queue pairs using it (to retry a Send that found it empty).
+    qps: Mutex<Vec<Weak<IwarpQp>>>,
+}
+
+impl std::fmt::Debug for IwarpSrq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IwarpSrq").field("pd", &self.pd).finish()
+    }
+}
+
+impl SharedRecv for IwarpSrq {
+    fn take(&self) -> Option<RqEntry> {
+        lock(&self.ring).pop()
+    }
+}
+
+impl SharedReceiveQueue for IwarpSrq {
+    fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
+        let dev = self.dev.upgrade().ok_or(PostError::State)?;
+        let e = RqEntry::check(wr, self.max_sge as usize, self.pd, &dev.keys)?;
+        if !lock(&self.ring).push(e) {
+            return Err(PostError::QueueFull);
+        }
+        // A Send that found the queue empty is waiting: let it land now.
+        let waiting: Vec<Arc<IwarpQp>> = lock(&self.qps)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|q| q.rnr_waiting.load(Ordering::Acquire))
+            .collect();
+        for q in waiting {
+            q.run(lock(&q.inner));
+        }
+        Ok(())
+    }
+
+    fn outstanding(&self) -> u32 {
+        lock(&self.ring).len() as u32
+    }
+
+    fn depth(&self) -> u32 {
+        lock(&self.ring).capacity() as u32
+    }
+
+    fn resize(&self, depth: u32) -> Result<(), DeviceError> {
+        let dev = self.dev.upgrade().ok_or(DeviceError::NotFound)?;
+        if depth == 0 || depth > dev.caps.max_srq_wr {
+            return Err(DeviceError::Invalid);
+        }
+        let mut r = lock(&self.ring);
+        *r = r.resized(depth as usize).ok_or(DeviceError::Invalid)?;
+        Ok(())
     }
 }
 
@@ -2052,6 +2243,208 @@ mod tests {
             .take()
             .iter()
             .all(|g| matches!(g, Got::Established(_))));
+    }
+
+    /// Connects `a` (on `da`) to `b` (on `db`) through a fresh listener.
+    fn join(da: &Arc<IwarpDevice>, db: &Arc<IwarpDevice>, a: &Side, b: &Side) {
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        a.qp.connect(SocketAddr::new(LO, 0), l.port(), b"", DEADLINE)
+            .expect("connect");
+        let Got::Request(id, _) = wait_ev(&[da, db], &lrec) else {
+            panic!("request")
+        };
+        db.accept(id, &*b.qp, b"").expect("accept");
+        assert!(matches!(wait_ev(&[da, db], &a.rec), Got::Established(_)));
+        assert!(matches!(wait_ev(&[da, db], &b.rec), Got::Established(_)));
+    }
+
+    /// A side whose queue pair takes receives from `srq`.
+    fn side_srq(dev: &Arc<IwarpDevice>, pd: PdId, srq: &Arc<dyn SharedReceiveQueue>) -> Side {
+        let cq = dev.create_cq(64).expect("cq");
+        let rec = Arc::new(Rec::default());
+        let qp = dev
+            .create_qp(QpConfig {
+                pd,
+                send_cq: cq.clone(),
+                recv_cq: cq.clone(),
+                srq: Some(srq.clone()),
+                send_depth: 16,
+                recv_depth: 0,
+                max_send_sge: 2,
+                max_recv_sge: 2,
+                ird: 2,
+                ord: 2,
+                cm: rec.clone(),
+            })
+            .expect("qp");
+        Side {
+            dev: dev.clone(),
+            pd,
+            cq,
+            qp,
+            rec,
+        }
+    }
+
+    #[test]
+    fn shared_receive_queue_feeds_two_queue_pairs_in_posting_order() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let pd = db.alloc_pd().expect("pd");
+        let srq = db.create_srq(pd, 4, 2).expect("srq");
+        assert_eq!(srq.depth(), 4);
+        let (a1, a2) = (side(&da), side(&da));
+        let (b1, b2) = (side_srq(&db, pd, &srq), side_srq(&db, pd, &srq));
+        assert_eq!(
+            b1.qp.post_recv(&RecvWr { wr_id: 1, sgl: &[] }),
+            Err(PostError::Unsupported),
+            "receives go to the shared queue"
+        );
+        join(&da, &db, &a1, &b1);
+        join(&da, &db, &a2, &b2);
+        let bufs: Vec<Vec<u8>> = (0..3).map(|_| vec![0u8; 1000]).collect();
+        let mrs: Vec<MemoryRegion> = bufs.iter().map(|b| reg(&b1, b)).collect();
+        for (i, mr) in mrs.iter().enumerate() {
+            srq.post_recv(&RecvWr {
+                wr_id: 100 + i as u64,
+                sgl: &[sge(mr, 1000)],
+            })
+            .expect("post");
+        }
+        assert_eq!(srq.outstanding(), 3);
+        let m1 = pattern(700, 1);
+        let m2 = pattern(300, 2);
+        let (r1, r2) = (reg(&a1, &m1), reg(&a2, &m2));
+        send(&a1, 1, &r1, m1.len());
+        assert_eq!(wait_wc(&[&da, &db], &a1.cq).status, WcStatus::Success);
+        send(&a2, 2, &r2, m2.len());
+        assert_eq!(wait_wc(&[&da, &db], &a2.cq).status, WcStatus::Success);
+        let w1 = wait_wc(&[&da, &db], &b1.cq);
+        let w2 = wait_wc(&[&da, &db], &b2.cq);
+        assert_eq!((w1.wr_id, w1.byte_len, w1.qp), (100, 700, b1.qp.num()));
+        assert_eq!((w2.wr_id, w2.byte_len, w2.qp), (101, 300, b2.qp.num()));
+        assert_eq!(&bufs[0][..700], &m1[..]);
+        assert_eq!(&bufs[1][..300], &m2[..]);
+        assert_eq!(srq.outstanding(), 1);
+        srq.resize(8).expect("resize");
+        assert_eq!((srq.depth(), srq.outstanding()), (8, 1));
+        assert_eq!(srq.resize(0), Err(DeviceError::Invalid));
+    }
+
+    #[test]
+    fn shared_receive_queue_empty_holds_the_send_until_a_receive_is_posted() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let pd = db.alloc_pd().expect("pd");
+        let srq = db.create_srq(pd, 4, 1).expect("srq");
+        let a = side(&da);
+        let b = side_srq(&db, pd, &srq);
+        join(&da, &db, &a, &b);
+        let m = pattern(5000, 3);
+        let mr = reg(&a, &m);
+        send(&a, 1, &mr, m.len());
+        // Let the Send arrive and find the queue empty.
+        let end = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < end {
+            da.progress();
+            db.progress();
+        }
+        let dst = vec![0u8; 5000];
+        let dmr = reg(&b, &dst);
+        srq.post_recv(&RecvWr {
+            wr_id: 9,
+            sgl: &[sge(&dmr, 5000)],
+        })
+        .expect("post");
+        let w = wait_wc(&[&da, &db], &b.cq);
+        assert_eq!(
+            (w.wr_id, w.status, w.byte_len),
+            (9, WcStatus::Success, 5000)
+        );
+        assert_eq!(wait_wc(&[&da, &db], &a.cq).status, WcStatus::Success);
+        assert!(dst == m);
+    }
+
+    #[test]
+    fn window_bind_grants_remote_access_and_unbind_revokes_it() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let target = vec![0u8; 8192];
+        let local = Access::LOCAL_READ.union(Access::LOCAL_WRITE);
+        let tmr = b
+            .dev
+            .register(b.pd, target.as_ptr() as u64, 8192, local)
+            .expect("register");
+        assert_eq!(tmr.rkey, 0, "no remote access of its own");
+        let w = b.dev.alloc_window(b.pd).expect("window");
+        let rkey =
+            b.qp.post_bind(&BindWr {
+                wr_id: 7,
+                window: w,
+                lkey: tmr.lkey,
+                addr: tmr.addr + 4096,
+                len: 1024,
+                access: Access::REMOTE_WRITE,
+                signaled: true,
+                fence: false,
+            })
+            .expect("bind");
+        assert_ne!(rkey, 0);
+        let bw = wait_wc(&[&a.dev, &b.dev], &b.cq);
+        assert_eq!(
+            (bw.wr_id, bw.op, bw.status),
+            (7, WcOp::Bind, WcStatus::Success)
+        );
+        assert_eq!(
+            b.dev.deregister(&tmr),
+            Err(DeviceError::Busy),
+            "a bound registration stays"
+        );
+        let src = pattern(1024, 4);
+        let smr = reg(a, &src);
+        let write = |wr_id, rkey, off: u64, len| {
+            a.qp.post_send(&SendWr {
+                wr_id,
+                op: SendOp::RdmaWrite {
+                    remote_addr: tmr.addr + off,
+                    rkey,
+                },
+                sgl: &[sge(&smr, len)],
+                signaled: true,
+                fence: false,
+            })
+            .expect("write")
+        };
+        write(1, rkey, 4096, 1024);
+        assert_eq!(wait_wc(&[&a.dev, &b.dev], &a.cq).status, WcStatus::Success);
+        assert!(target[4096..5120] == src[..]);
+        assert!(target[..4096]
+            .iter()
+            .chain(&target[5120..])
+            .all(|&x| x == 0));
+        // Unbind: the key stops working.
+        let zero =
+            b.qp.post_bind(&BindWr {
+                wr_id: 8,
+                window: w,
+                lkey: tmr.lkey,
+                addr: 0,
+                len: 0,
+                access: Access::NONE,
+                signaled: false,
+                fence: false,
+            })
+            .expect("unbind");
+        assert_eq!(zero, 0);
+        b.dev.deregister(&tmr).expect("free once unbound");
+        write(2, rkey, 4096, 16);
+        assert_eq!(
+            wait_wc(&[&a.dev, &b.dev], &a.cq).status,
+            WcStatus::RemoteAccess
+        );
+        b.dev.dealloc_window(w).expect("free window");
+        assert_eq!(b.dev.dealloc_window(w), Err(DeviceError::NotFound));
     }
 
     #[test]
