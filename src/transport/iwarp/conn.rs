@@ -724,6 +724,14 @@ impl Conn {
         (self.sq_tail - self.sq_head) as usize
     }
 
+    /// Asks for an acknowledgement of everything transmitted so far, even
+    /// if unsignalled (a graceful close waits for the send queue to retire).
+    pub fn request_ack(&mut self) {
+        if self.neg.ack_reads && self.sq_head < self.sq_tx {
+            self.ack_pending = true;
+        }
+    }
+
     fn slot(&self, seq: u64) -> usize {
         (seq % self.sq.len() as u64) as usize
     }

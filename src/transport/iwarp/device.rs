@@ -1039,6 +1039,8 @@ struct Up {
     /// A Send that found no receive, to retry after a `post_recv`, and
     /// when its receiver-not-ready time runs out.
     not_ready: Option<(Segment, Instant)>,
+    /// A graceful disconnect waits for the send queue to finish until then.
+    closing: Option<Instant>,
 }
 
 struct Inner {
@@ -1194,6 +1196,7 @@ impl IwarpQp {
             rxplan: RxPlan::new(),
             rx: RxCur::None,
             not_ready: None,
+            closing: None,
         }));
         Some(Ev::Established(est.private_data))
     }
@@ -1590,6 +1593,23 @@ impl IwarpQp {
                 }
                 let mut sink = self.sink();
                 match out {
+                    Outcome::Ok if up.closing.is_some() => {
+                        let done = up.conn.send_outstanding() == 0;
+                        if done || up.closing.is_some_and(|t| now >= t) {
+                            up.conn.flush(&mut sink);
+                            let _ = up.stream.shutdown(Shutdown::Write);
+                            up.stream.wake_at(now + DRAIN_TIMEOUT);
+                            inner.phase = Phase::Draining {
+                                stream: up.stream,
+                                deadline: now + DRAIN_TIMEOUT,
+                            };
+                            (true, Some(Ev::Disconnected))
+                        } else {
+                            up.conn.request_ack();
+                            inner.phase = Phase::Up(up);
+                            (any, None)
+                        }
+                    }
                     Outcome::Ok => {
                         inner.phase = Phase::Up(up);
                         (any, None)
@@ -1712,6 +1732,7 @@ impl QueuePair for IwarpQp {
         match lock(&self.inner).phase {
             Phase::Idle => QpState::Idle,
             Phase::Connecting { .. } | Phase::Accepting { .. } => QpState::Connecting,
+            Phase::Up(ref up) if up.closing.is_some() => QpState::Disconnecting,
             Phase::Up(_) => QpState::Connected,
             Phase::Draining { .. } | Phase::Closed => QpState::Closed,
         }
@@ -1723,6 +1744,9 @@ impl QueuePair for IwarpQp {
         let Phase::Up(up) = &mut inner.phase else {
             return Err(PostError::State);
         };
+        if up.closing.is_some() {
+            return Err(PostError::State);
+        }
         up.conn.post_send(wr, &dev.keys)?;
         // Write what the socket takes now; the rest goes out on progress.
         let _ = self.pump_tx(up);
@@ -1874,23 +1898,24 @@ impl QueuePair for IwarpQp {
     fn disconnect(&self, graceful: bool) -> Result<(), DeviceError> {
         let mut inner = lock(&self.inner);
         let ev = match std::mem::replace(&mut inner.phase, Phase::Closed) {
-            Phase::Up(mut up) => {
-                if graceful {
-                    let _ = self.pump_tx(&mut up);
+            Phase::Up(mut up) if graceful => {
+                // Queued work finishes first (bounded by DRAIN_TIMEOUT);
+                // the step that sees the send queue empty closes.
+                if up.closing.is_none() {
+                    let deadline = Instant::now() + DRAIN_TIMEOUT;
+                    up.closing = Some(deadline);
+                    up.conn.request_ack();
+                    up.stream.wake_at(deadline);
                 }
+                inner.phase = Phase::Up(up);
+                let (_, ev) = self.step(&mut inner);
+                self.note_tx(&inner);
+                ev
+            }
+            Phase::Up(mut up) => {
                 let mut sink = self.sink();
                 up.conn.flush(&mut sink);
-                if graceful {
-                    let _ = up.stream.shutdown(Shutdown::Write);
-                    let deadline = Instant::now() + DRAIN_TIMEOUT;
-                    up.stream.wake_at(deadline);
-                    inner.phase = Phase::Draining {
-                        stream: up.stream,
-                        deadline,
-                    };
-                } else {
-                    set_linger_zero(&up.stream);
-                }
+                set_linger_zero(&up.stream);
                 Some(Ev::Disconnected)
             }
             Phase::Connecting { .. } | Phase::Accepting { .. } => {
@@ -2630,6 +2655,53 @@ mod tests {
             assert_eq!((w.wr_id, w.status), (id, WcStatus::Flushed));
         }
         assert_eq!(b.qp.state(), QpState::Closed);
+    }
+
+    #[test]
+    fn graceful_disconnect_lets_queued_work_finish() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let target = vec![0u8; 4 << 20];
+        let tmr = reg(b, &target);
+        let src = pattern(4 << 20, 6);
+        let smr = reg(a, &src);
+        // Unsignalled: only the close waits for its acknowledgement.
+        a.qp.post_send(&SendWr {
+            wr_id: 1,
+            op: SendOp::RdmaWrite {
+                remote_addr: tmr.addr,
+                rkey: tmr.rkey,
+            },
+            sgl: &[sge(&smr, src.len())],
+            signaled: false,
+            fence: false,
+        })
+        .expect("write");
+        a.qp.disconnect(true).expect("disconnect");
+        assert_eq!(
+            a.qp.post_send(&SendWr {
+                wr_id: 2,
+                op: SendOp::Send { solicited: false },
+                sgl: &[],
+                signaled: true,
+                fence: false,
+            }),
+            Err(PostError::State),
+            "nothing new once closing"
+        );
+        let devs = [&a.dev, &b.dev];
+        assert_eq!(wait_ev(&devs, &a.rec), Got::Disconnected);
+        assert!(target == src, "the queued write was placed before the close");
+        assert_eq!(wait_ev(&devs, &b.rec), Got::Disconnected);
+        let mut out = [Wc {
+            wr_id: 0,
+            status: WcStatus::Fatal,
+            op: WcOp::Send,
+            byte_len: 0,
+            qp: 0,
+            solicited: false,
+        }];
+        assert_eq!(a.cq.poll(&mut out), 0, "the unsignalled write succeeded");
     }
 
     #[test]
