@@ -701,27 +701,58 @@ impl Device for IwarpDevice {
         Ok(qp)
     }
 
+    /// Listens on the device's address and, when that is not a loopback
+    /// address, on loopback too (same port), so that local peers can use
+    /// either.
     fn listen(&self, port: u16, cm: Arc<dyn CmHandler>) -> Result<Arc<dyn Listener>, DeviceError> {
-        let l = TcpListener::bind(SocketAddr::new(self.addr, port)).map_err(|e| {
-            if e.kind() == ErrorKind::AddrInUse {
-                DeviceError::PortInUse
-            } else {
-                DeviceError::Resources
+        let bind = |a: IpAddr, p: u16| {
+            let l = TcpListener::bind(SocketAddr::new(a, p)).map_err(|e| {
+                if e.kind() == ErrorKind::AddrInUse {
+                    DeviceError::PortInUse
+                } else {
+                    DeviceError::Resources
+                }
+            })?;
+            l.set_nonblocking(true)
+                .map_err(|_| DeviceError::Resources)?;
+            let p = l.local_addr().map_err(|_| DeviceError::Resources)?.port();
+            Ok::<_, DeviceError>((l, p))
+        };
+        let loopback = match self.addr {
+            IpAddr::V4(a) if !a.is_loopback() && !a.is_unspecified() => {
+                Some(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
             }
-        })?;
-        l.set_nonblocking(true)
-            .map_err(|_| DeviceError::Resources)?;
-        let port = l.local_addr().map_err(|_| DeviceError::Resources)?.port();
+            IpAddr::V6(a) if !a.is_loopback() && !a.is_unspecified() => {
+                Some(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST))
+            }
+            _ => None,
+        };
+        let mut tries = 0;
+        let (socks, port) = loop {
+            let (main, chosen) = bind(self.addr, port)?;
+            let Some(lo) = loopback else {
+                break (vec![main], chosen);
+            };
+            match bind(lo, chosen) {
+                Ok((second, _)) => break (vec![main, second], chosen),
+                // Any port was asked for and loopback has this one taken:
+                // try another.
+                Err(DeviceError::PortInUse) if port == 0 && tries < 16 => tries += 1,
+                Err(e) => return Err(e),
+            }
+        };
         let l = Arc::new(IwarpListener {
-            reg: Mutex::new(None),
+            regs: Mutex::new(Vec::new()),
             dev: self.me.clone(),
-            sock: l,
+            socks,
             port,
             cm,
         });
-        let src: Weak<dyn Source> = Arc::downgrade(&l) as Weak<IwarpListener>;
-        let reg = progress::register(l.sock.as_fd(), src).map_err(|_| DeviceError::Resources)?;
-        *lock(&l.reg) = Some(reg);
+        for s in &l.socks {
+            let src: Weak<dyn Source> = Arc::downgrade(&l) as Weak<IwarpListener>;
+            let reg = progress::register(s.as_fd(), src).map_err(|_| DeviceError::Resources)?;
+            lock(&l.regs).push(reg);
+        }
         let mut ls = lock(&self.listeners);
         ls.retain(|w| w.strong_count() > 0);
         ls.push(Arc::downgrade(&l));
@@ -814,10 +845,11 @@ impl Device for IwarpDevice {
 
 /// A listening port of an [`IwarpDevice`].
 pub struct IwarpListener {
-    /// Watched by the progress thread (dropped before the socket).
-    reg: Mutex<Option<Reg>>,
+    /// Watched by the progress thread (dropped before the sockets).
+    regs: Mutex<Vec<Reg>>,
     dev: Weak<IwarpDevice>,
-    sock: TcpListener,
+    /// The device's address, then loopback if that is another address.
+    socks: Vec<TcpListener>,
     port: u16,
     cm: Arc<dyn CmHandler>,
 }
@@ -828,7 +860,7 @@ impl IwarpListener {
             return false;
         };
         let mut any = false;
-        while let Ok((s, _)) = self.sock.accept() {
+        for (s, _) in self.socks.iter().flat_map(|l| std::iter::from_fn(|| l.accept().ok())) {
             any = true;
             if s.set_nonblocking(true).is_err()
                 || s.set_nodelay(true).is_err()
