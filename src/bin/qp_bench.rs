@@ -751,15 +751,27 @@ fn size_str(n: usize) -> String {
     }
 }
 
+/// Patterns to run: those whose group (`latency`, `write`, `read`, `rate`,
+/// `conn`) is named on the command line, or all.
+fn wanted(group: &str) -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.is_empty() || args.iter().any(|a| a == group)
+}
+
 fn run() -> R<Vec<Row>> {
     let d = Devs::open()?;
     let mut rows = Vec::new();
-    for &(len, warm, iters) in &[
-        (8usize, 1000usize, 20_000usize),
-        (64, 1000, 20_000),
-        (1024, 1000, 10_000),
-        (65536, 100, 1000),
-    ] {
+    let lat: &[(usize, usize, usize)] = if wanted("latency") {
+        &[
+            (8, 1000, 20_000),
+            (64, 1000, 20_000),
+            (1024, 1000, 10_000),
+            (65536, 100, 1000),
+        ]
+    } else {
+        &[]
+    };
+    for &(len, warm, iters) in lat {
         let ours = qp_pingpong(&d, len, warm, iters)
             .map_err(|e| format!("ping-pong {len} B: {e}"))?
             * 0.5e6;
@@ -774,7 +786,12 @@ fn run() -> R<Vec<Row>> {
         });
     }
     let mut streams = Vec::new();
-    for &(len, count) in &[(65536usize, 2048usize), (1 << 20, 192), (8 << 20, 24)] {
+    let writes: &[(usize, usize)] = if wanted("write") {
+        &[(65536, 2048), (1 << 20, 192), (8 << 20, 24)]
+    } else {
+        &[]
+    };
+    for &(len, count) in writes {
         let ours = qp_rdma(&d, false, len, count).map_err(|e| format!("write {len} B: {e}"))? / 1e9;
         let tcp = tcp_stream(len, count)? / 1e9;
         streams.push((len, count, tcp));
@@ -787,7 +804,12 @@ fn run() -> R<Vec<Row>> {
             target: if len >= 1 << 20 { ">= 0.95x" } else { "" },
         });
     }
-    for &(len, count) in &[(1usize << 20, 192usize), (8 << 20, 24)] {
+    let reads: &[(usize, usize)] = if wanted("read") {
+        &[(1 << 20, 192), (8 << 20, 24)]
+    } else {
+        &[]
+    };
+    for &(len, count) in reads {
         let ours = qp_rdma(&d, true, len, count).map_err(|e| format!("read {len} B: {e}"))? / 1e9;
         let tcp = tcp_stream(len, count)? / 1e9;
         rows.push(Row {
@@ -799,26 +821,30 @@ fn run() -> R<Vec<Row>> {
             target: ">= 0.95x",
         });
     }
-    let ours = qp_msg_rate(&d, 64, 100_000).map_err(|e| format!("messages: {e}"))? / 1e6;
-    let tcp = tcp_msg_rate(64, 100_000)? / 1e6;
-    rows.push(Row {
-        pattern: "message rate (window 8)",
-        size: 64,
-        unit: "Mmsg/s",
-        ours,
-        tcp,
-        target: "",
-    });
-    let ours = qp_conn_rate(&d, 200).map_err(|e| format!("connections: {e}"))?;
-    let tcp = tcp_conn_rate(200)?;
-    rows.push(Row {
-        pattern: "connection setup+RT+close",
-        size: 8,
-        unit: "conn/s",
-        ours,
-        tcp,
-        target: "",
-    });
+    if wanted("rate") {
+        let ours = qp_msg_rate(&d, 64, 100_000).map_err(|e| format!("messages: {e}"))? / 1e6;
+        let tcp = tcp_msg_rate(64, 100_000)? / 1e6;
+        rows.push(Row {
+            pattern: "message rate (window 8)",
+            size: 64,
+            unit: "Mmsg/s",
+            ours,
+            tcp,
+            target: "",
+        });
+    }
+    if wanted("conn") {
+        let ours = qp_conn_rate(&d, 200).map_err(|e| format!("connections: {e}"))?;
+        let tcp = tcp_conn_rate(200)?;
+        rows.push(Row {
+            pattern: "connection setup+RT+close",
+            size: 8,
+            unit: "conn/s",
+            ours,
+            tcp,
+            target: "",
+        });
+    }
     Ok(rows)
 }
 
