@@ -1193,7 +1193,8 @@ impl Conn {
                     (Ulp::Send { msn, .. }, SendOp::Send { .. }) => e.msn == msn,
                     (Ulp::ReadRequest { msn, .. }, SendOp::RdmaRead { .. }) => e.msn == msn,
                     (Ulp::RdmaWrite { stag, to }, SendOp::RdmaWrite { remote_addr, rkey }) => {
-                        stag == rkey && to >= remote_addr && to <= remote_addr + e.len
+                        // Offsets are sent as `remote_addr + off` modulo 2⁶⁴.
+                        stag == rkey && to.wrapping_sub(remote_addr) <= e.len
                     }
                     _ => false,
                 }
@@ -1984,6 +1985,24 @@ mod tests {
             );
             assert_eq!((w[1].wr_id, w[1].status), (2, WcStatus::Flushed), "{name}");
         }
+    }
+
+    #[test]
+    fn terminate_of_a_write_whose_remote_range_wraps_completes_it() {
+        let (mut a, mut b) = pair(false, true);
+        let src = a.mem(64, ALL, PD);
+        let dst = b.mem(64, ALL, PD);
+        let op = SendOp::RdmaWrite {
+            remote_addr: u64::MAX - 7,
+            rkey: dst.rkey,
+        };
+        a.send(1, op, &[src.sge(0, 16)], true, false);
+        pump(&mut a, &mut b);
+        let w = a.take();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w.len()),
+            (1, WcStatus::RemoteAccess, 1)
+        );
     }
 
     #[test]
