@@ -48,6 +48,13 @@
 //!   echo them in order. The local memory was checked (LOCAL_WRITE) at post.
 //! - **Zero-length tagged segments and zero-length Read Requests** are not
 //!   checked against the key table (nothing moves).
+//! - **Remote access errors** name the layer that validates (RFC 5040
+//!   §7): an RDMA Write's sink is a DDP tagged buffer (invalid STag, base
+//!   or bounds, STag not associated, TO wrap: RFC 5041's codes), a Read
+//!   Request's source is RDMAP's (remote protection errors). DDP has no
+//!   code for missing rights, so a Write without remote write access gets
+//!   RDMAP's access rights violation. An offset plus length past 2⁶⁴ is a
+//!   TO wrap, not a bounds violation.
 //! - **Flush order**: send queue first (posting order), then the receive
 //!   queue (posting order); each request completes exactly once.
 //! - **Interleaving**: Read Response FPDUs alternate with send-queue FPDUs,
@@ -522,12 +529,29 @@ fn piece_iter(sges: &[Sge], off: u64, len: u64, out: &mut [Piece; MAX_SGE]) -> u
     n
 }
 
-fn protection(f: KeyFault) -> TermError {
+/// The Terminate error for a Read Request's data source the key table
+/// refused (RFC 5040: RDMAP validates the source, remote protection errors).
+fn protection(f: KeyFault, to: u64, len: u64) -> TermError {
     TermError::RdmapProtection(match f {
         KeyFault::Key => RdmapProtection::InvalidStag,
+        KeyFault::Bounds if to.checked_add(len).is_none() => RdmapProtection::ToWrap,
         KeyFault::Bounds => RdmapProtection::BaseOrBounds,
         KeyFault::Rights => RdmapProtection::AccessRights,
         KeyFault::Domain => RdmapProtection::StagNotAssociated,
+    })
+}
+
+/// The Terminate error for an RDMA Write's sink the key table refused
+/// (RFC 5040: DDP validates tagged segments, RFC 5041 tagged buffer
+/// errors). DDP has no code for missing rights: that one stays RDMAP's
+/// access rights violation.
+fn tagged_protection(f: KeyFault, to: u64, len: u64) -> TermError {
+    TermError::DdpTagged(match f {
+        KeyFault::Key => DdpTagged::InvalidStag,
+        KeyFault::Bounds if to.checked_add(len).is_none() => DdpTagged::ToWrap,
+        KeyFault::Bounds => DdpTagged::BaseOrBounds,
+        KeyFault::Domain => DdpTagged::StagNotAssociated,
+        KeyFault::Rights => return protection(f, to, len),
     })
 }
 
@@ -1032,7 +1056,7 @@ impl Conn {
                     if let Err(f) =
                         keys.check_remote(stag, to, len, Rights::REMOTE_WRITE, Some(self.cfg.pd))
                     {
-                        return Err(self.fail(protection(f), sink));
+                        return Err(self.fail(tagged_protection(f, to, len), sink));
                     }
                     plan.pieces[0] = Piece { addr: to, len };
                     plan.npieces = 1;
@@ -1064,7 +1088,7 @@ impl Conn {
                         Rights::REMOTE_READ,
                         Some(self.cfg.pd),
                     ) {
-                        return Err(self.fail(protection(f), sink));
+                        return Err(self.fail(protection(f, req.source_to, size), sink));
                     }
                 }
                 self.rx_cur = RxCur::ReadRequest(IrdEntry {
@@ -1917,48 +1941,49 @@ mod tests {
     }
 
     /// Name, write target (address, rkey), rights and zone of the target
-    /// memory, the Terminate code expected.
-    type Case = (
-        &'static str,
-        fn(&Mem) -> (u64, u32),
-        Rights,
-        u64,
-        RdmapProtection,
-    );
+    /// memory, the Terminate error expected.
+    type Case = (&'static str, fn(&Mem) -> (u64, u32), Rights, u64, TermError);
 
     #[test]
     fn remote_access_violations_terminate_and_place_nothing() {
-        let cases: [Case; 4] = [
+        let cases: [Case; 5] = [
             (
                 "bad stag",
                 |m| (m.addr(), m.rkey ^ 0x4_0000),
                 ALL,
                 PD,
-                RdmapProtection::InvalidStag,
+                TermError::DdpTagged(DdpTagged::InvalidStag),
             ),
             (
                 "bounds",
                 |m| (m.addr() + 60, m.rkey),
                 ALL,
                 PD,
-                RdmapProtection::BaseOrBounds,
+                TermError::DdpTagged(DdpTagged::BaseOrBounds),
+            ),
+            (
+                "wrap",
+                |m| (u64::MAX - 7, m.rkey),
+                ALL,
+                PD,
+                TermError::DdpTagged(DdpTagged::ToWrap),
             ),
             (
                 "rights",
                 |m| (m.addr(), m.rkey),
                 Rights::LOCAL_WRITE.union(Rights::REMOTE_READ),
                 PD,
-                RdmapProtection::AccessRights,
+                TermError::RdmapProtection(RdmapProtection::AccessRights),
             ),
             (
                 "domain",
                 |m| (m.addr(), m.rkey),
                 ALL,
                 8,
-                RdmapProtection::StagNotAssociated,
+                TermError::DdpTagged(DdpTagged::StagNotAssociated),
             ),
         ];
-        for (name, target, rights, pz, code) in cases {
+        for (name, target, rights, pz, e) in cases {
             let (mut a, mut b) = pair(false, true);
             let src = a.mem(64, ALL, PD);
             let mut dst = b.mem(64, rights, pz);
@@ -1973,7 +1998,6 @@ mod tests {
             );
             a.send(2, SEND, &[src.sge(0, 1)], true, false);
             pump(&mut a, &mut b);
-            let e = TermError::RdmapProtection(code);
             assert_eq!(b.faults, [Fault::Protocol(e)], "{name}");
             assert_eq!(a.faults, [Fault::Terminated(e)], "{name}");
             assert!(dst.v.iter().all(|&x| x == 0), "{name}: nothing placed");
