@@ -1259,6 +1259,22 @@ impl Conn {
         Fault::Protocol(error)
     }
 
+    /// The FPDU reader refused what arrived (framing, header fields, CRC:
+    /// [`wire::FpduError::term`]): queue the Terminate with `error`, naming
+    /// `seg` when its header had been read, and flush.
+    pub fn refuse(
+        &mut self,
+        error: TermError,
+        seg: Option<Segment>,
+        sink: &mut impl FnMut(Wc),
+    ) -> Fault {
+        if self.state != ConnState::Established {
+            return Fault::Closed;
+        }
+        self.rx_seg = seg;
+        self.fail(error, sink)
+    }
+
     /// The receiver-not-ready time ran out for the Send last refused with
     /// [`RxAction::NotReady`]: queue the Terminate (DDP untagged buffer
     /// error, no buffer) and flush.
@@ -2026,6 +2042,55 @@ mod tests {
         assert_eq!(
             (w[0].wr_id, w[0].status, w.len()),
             (1, WcStatus::RemoteAccess, 1)
+        );
+    }
+
+    #[test]
+    fn refused_framing_terminates_naming_the_segment() {
+        let (mut a, mut b) = pair(true, true);
+        let src = a.mem(8, ALL, PD);
+        let dst = b.mem(8, ALL, PD);
+        b.recv(7, &[dst.sge(0, 8)]);
+        a.send(1, SEND, &[src.sge(0, 5)], true, false);
+        let mut wire_bytes = Vec::new();
+        a.transmit(&mut wire_bytes);
+        // The FPDU reader found a bad CRC on the Send, whose header it had
+        // read; the bytes never reach the engine's receive path.
+        let seg = Segment {
+            header: Header::new(
+                Ulp::Send {
+                    msn: 1,
+                    mo: 0,
+                    solicited: false,
+                    invalidate: None,
+                },
+                true,
+            ),
+            ulpdu_len: (UNTAGGED_HDR_LEN + 5) as u16,
+            payload_len: 5,
+        };
+        let e = TermError::Mpa(wire::MpaCode::Crc);
+        let wcs = &mut b.wcs;
+        assert_eq!(
+            b.conn.refuse(e, Some(seg), &mut |wc| wcs.push(wc)),
+            Fault::Protocol(e)
+        );
+        assert_eq!(b.conn.state(), ConnState::Terminating);
+        let w = b.take();
+        assert_eq!((w[0].wr_id, w[0].status), (7, WcStatus::Flushed));
+        let wcs = &mut b.wcs;
+        assert_eq!(
+            b.conn.refuse(e, None, &mut |wc| wcs.push(wc)),
+            Fault::Closed
+        );
+        pump(&mut a, &mut b);
+        assert_eq!(b.conn.state(), ConnState::Broken);
+        assert_eq!(a.faults, [Fault::Terminated(e)]);
+        let w = a.take();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w.len()),
+            (1, WcStatus::RemoteOperation, 1),
+            "the Terminate named the Send"
         );
     }
 

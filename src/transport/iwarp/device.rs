@@ -1203,8 +1203,11 @@ impl IwarpQp {
                                 return (true, fault_outcome(f));
                             }
                         }
-                        Err(_) => {
-                            up.conn.flush(&mut sink);
+                        Err(e) => {
+                            match e.term() {
+                                Some(t) => _ = up.conn.refuse(t, up.reader.segment(), &mut sink),
+                                None => up.conn.flush(&mut sink),
+                            }
                             return (true, Outcome::Broken);
                         }
                     }
