@@ -1177,7 +1177,9 @@ impl IwarpQp {
                 RxNeed::Header(_) | RxNeed::Trailer(_) => {
                     let r = (&*up.stream).read(up.reader.spare());
                     let n = match r {
-                        Ok(0) => return (true, Outcome::Eof),
+                        // An end of stream inside an FPDU is no orderly close.
+                        Ok(0) if up.reader.at_boundary() => return (true, Outcome::Eof),
+                        Ok(0) => return (true, Outcome::Broken),
                         Ok(n) => n,
                         Err(e) if e.kind() == ErrorKind::WouldBlock => return (any, Outcome::Ok),
                         Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -1273,7 +1275,7 @@ impl IwarpQp {
                     match r {
                         Ok(_) => any = true,
                         Err(IoError::WouldBlock) => return (any, Outcome::Ok),
-                        Err(IoError::Closed) => return (true, Outcome::Eof),
+                        Err(IoError::Closed) => return (true, Outcome::Broken),
                         Err(_) => {
                             up.conn.flush(&mut sink);
                             return (true, Outcome::Broken);
