@@ -613,6 +613,13 @@ impl Conn {
         self.state
     }
 
+    /// Setup consumed the peer's Read RTR, an inbound Read Request with
+    /// `msn` ([`super::setup::Established::read_rtr_msn`]), and answered it:
+    /// the peer's next Read Request carries `msn + 1`.
+    pub fn read_rtr_taken(&mut self, msn: u32) {
+        self.rx_msn[1] = msn.wrapping_add(1);
+    }
+
     /// Whether Sends/Writes complete through ack reads on this connection.
     pub fn ack_reads(&self) -> bool {
         self.neg.ack_reads
@@ -2092,6 +2099,35 @@ mod tests {
             (1, WcStatus::RemoteOperation, 1),
             "the Terminate named the Send"
         );
+    }
+
+    #[test]
+    fn read_rtr_taken_moves_the_inbound_read_msn() {
+        for (msn, ok) in [(2, true), (1, false)] {
+            let (_, mut b) = pair(false, true);
+            let src = b.mem(16, ALL, PD);
+            b.conn.read_rtr_taken(1);
+            let req = ReadRequest {
+                sink_stag: 9,
+                sink_to: 0,
+                size: 16,
+                source_stag: src.rkey,
+                source_to: src.addr(),
+            };
+            let h = Header::new(Ulp::ReadRequest { msn, mo: 0, req }, true);
+            let mut f = [0u8; 64];
+            let n = wire::encode_fpdu(&h, &[], false, &mut f).expect("fpdu");
+            b.inbox.extend_from_slice(&f[..n]);
+            b.receive();
+            let mut out = Vec::new();
+            assert_eq!(b.transmit(&mut out), 1, "MSN {msn}");
+            if ok {
+                assert!(b.faults.is_empty(), "MSN {msn}: answered");
+            } else {
+                let e = TermError::DdpUntagged(DdpUntagged::InvalidMsnRange);
+                assert_eq!(b.faults, [Fault::Protocol(e)], "MSN {msn}: the RTR's");
+            }
+        }
     }
 
     #[test]

@@ -1036,6 +1036,9 @@ impl IwarpQp {
             },
             negotiated,
         );
+        if let Some(msn) = est.read_rtr_msn {
+            conn.read_rtr_taken(msn);
+        }
         let mut sink = self.sink();
         for (wr_id, sgl) in inner.pre_recv.drain(..) {
             if conn
