@@ -919,6 +919,9 @@ struct Up {
     /// A Send that found no receive, to retry after a `post_recv`, and
     /// when its receiver-not-ready time runs out.
     not_ready: Option<(Segment, Instant)>,
+    /// Responder without RTR: nothing may be sent before the initiator's
+    /// first FPDU arrives.
+    hold_tx: bool,
 }
 
 struct Inner {
@@ -1024,6 +1027,7 @@ impl IwarpQp {
             }
         }
         let crc = negotiated.crc;
+        let hold_tx = est.hold_tx_until_first_rx;
         let mut conn = Conn::new(
             ConnConfig {
                 send_depth: self.cfg.send_depth,
@@ -1065,12 +1069,16 @@ impl IwarpQp {
             rxplan: RxPlan::new(),
             rx: RxCur::None,
             not_ready: None,
+            hold_tx,
         }));
         Some(Ev::Established(est.private_data))
     }
 
     /// Writes FPDUs until the engine has none or the socket is full.
     fn pump_tx(&self, up: &mut Up) -> Result<bool, ()> {
+        if up.hold_tx {
+            return Ok(false);
+        }
         let mut any = false;
         let mut sink = self.sink();
         loop {
@@ -1189,6 +1197,7 @@ impl IwarpQp {
                         Err(_) => return (true, Outcome::Broken),
                     };
                     any = true;
+                    up.hold_tx = false;
                     match up.reader.commit(n) {
                         Ok(None) => {}
                         Ok(Some(RxEvent::Segment(seg))) => {
