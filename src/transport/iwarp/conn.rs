@@ -48,6 +48,13 @@
 //!   echo them in order. The local memory was checked (LOCAL_WRITE) at post.
 //! - **Zero-length tagged segments and zero-length Read Requests** are not
 //!   checked against the key table (nothing moves).
+//! - **Remote access errors** name the layer that validates (RFC 5040
+//!   §7): an RDMA Write's sink is a DDP tagged buffer (invalid STag, base
+//!   or bounds, STag not associated, TO wrap: RFC 5041's codes), a Read
+//!   Request's source is RDMAP's (remote protection errors). DDP has no
+//!   code for missing rights, so a Write without remote write access gets
+//!   RDMAP's access rights violation. An offset plus length past 2⁶⁴ is a
+//!   TO wrap, not a bounds violation.
 //! - **Flush order**: send queue first (posting order), then the receive
 //!   queue (posting order); each request completes exactly once.
 //! - **Interleaving**: Read Response FPDUs alternate with send-queue FPDUs,
@@ -611,12 +618,29 @@ fn piece_iter(sges: &[Sge], off: u64, len: u64, out: &mut [Piece; MAX_SGE]) -> u
     n
 }
 
-fn protection(f: KeyFault) -> TermError {
+/// The Terminate error for a Read Request's data source the key table
+/// refused (RFC 5040: RDMAP validates the source, remote protection errors).
+fn protection(f: KeyFault, to: u64, len: u64) -> TermError {
     TermError::RdmapProtection(match f {
         KeyFault::Key => RdmapProtection::InvalidStag,
+        KeyFault::Bounds if to.checked_add(len).is_none() => RdmapProtection::ToWrap,
         KeyFault::Bounds => RdmapProtection::BaseOrBounds,
         KeyFault::Rights => RdmapProtection::AccessRights,
         KeyFault::Domain => RdmapProtection::StagNotAssociated,
+    })
+}
+
+/// The Terminate error for an RDMA Write's sink the key table refused
+/// (RFC 5040: DDP validates tagged segments, RFC 5041 tagged buffer
+/// errors). DDP has no code for missing rights: that one stays RDMAP's
+/// access rights violation.
+fn tagged_protection(f: KeyFault, to: u64, len: u64) -> TermError {
+    TermError::DdpTagged(match f {
+        KeyFault::Key => DdpTagged::InvalidStag,
+        KeyFault::Bounds if to.checked_add(len).is_none() => DdpTagged::ToWrap,
+        KeyFault::Bounds => DdpTagged::BaseOrBounds,
+        KeyFault::Domain => DdpTagged::StagNotAssociated,
+        KeyFault::Rights => return protection(f, to, len),
     })
 }
 
@@ -678,6 +702,13 @@ impl Conn {
 
     pub fn state(&self) -> ConnState {
         self.state
+    }
+
+    /// Setup consumed the peer's Read RTR, an inbound Read Request with
+    /// `msn` ([`super::setup::Established::read_rtr_msn`]), and answered it:
+    /// the peer's next Read Request carries `msn + 1`.
+    pub fn read_rtr_taken(&mut self, msn: u32) {
+        self.rx_msn[1] = msn.wrapping_add(1);
     }
 
     /// Whether Sends/Writes complete through ack reads on this connection.
@@ -1199,7 +1230,7 @@ impl Conn {
                     if let Err(f) =
                         keys.check_remote(stag, to, len, Rights::REMOTE_WRITE, Some(self.cfg.pd))
                     {
-                        return Err(self.fail(protection(f), sink));
+                        return Err(self.fail(tagged_protection(f, to, len), sink));
                     }
                     plan.pieces[0] = Piece { addr: to, len };
                     plan.npieces = 1;
@@ -1231,7 +1262,7 @@ impl Conn {
                         Rights::REMOTE_READ,
                         Some(self.cfg.pd),
                     ) {
-                        return Err(self.fail(protection(f), sink));
+                        return Err(self.fail(protection(f, req.source_to, size), sink));
                     }
                 }
                 self.rx_cur = RxCur::ReadRequest(IrdEntry {
@@ -1360,7 +1391,8 @@ impl Conn {
                     (Ulp::Send { msn, .. }, SendOp::Send { .. }) => e.msn == msn,
                     (Ulp::ReadRequest { msn, .. }, SendOp::RdmaRead { .. }) => e.msn == msn,
                     (Ulp::RdmaWrite { stag, to }, SendOp::RdmaWrite { remote_addr, rkey }) => {
-                        stag == rkey && to >= remote_addr && to <= remote_addr + e.len
+                        // Offsets are sent as `remote_addr + off` modulo 2⁶⁴.
+                        stag == rkey && to.wrapping_sub(remote_addr) <= e.len
                     }
                     _ => false,
                 }
@@ -1399,6 +1431,22 @@ impl Conn {
         self.flush(sink);
         self.state = ConnState::Terminating;
         Fault::Protocol(error)
+    }
+
+    /// The FPDU reader refused what arrived (framing, header fields, CRC:
+    /// [`wire::FpduError::term`]): queue the Terminate with `error`, naming
+    /// `seg` when its header had been read, and flush.
+    pub fn refuse(
+        &mut self,
+        error: TermError,
+        seg: Option<Segment>,
+        sink: &mut impl FnMut(Wc),
+    ) -> Fault {
+        if self.state != ConnState::Established {
+            return Fault::Closed;
+        }
+        self.rx_seg = seg;
+        self.fail(error, sink)
     }
 
     /// The receiver-not-ready time ran out for the Send last refused with
@@ -2095,48 +2143,49 @@ mod tests {
     }
 
     /// Name, write target (address, rkey), rights and zone of the target
-    /// memory, the Terminate code expected.
-    type Case = (
-        &'static str,
-        fn(&Mem) -> (u64, u32),
-        Rights,
-        u64,
-        RdmapProtection,
-    );
+    /// memory, the Terminate error expected.
+    type Case = (&'static str, fn(&Mem) -> (u64, u32), Rights, u64, TermError);
 
     #[test]
     fn remote_access_violations_terminate_and_place_nothing() {
-        let cases: [Case; 4] = [
+        let cases: [Case; 5] = [
             (
                 "bad stag",
                 |m| (m.addr(), m.rkey ^ 0x4_0000),
                 ALL,
                 PD,
-                RdmapProtection::InvalidStag,
+                TermError::DdpTagged(DdpTagged::InvalidStag),
             ),
             (
                 "bounds",
                 |m| (m.addr() + 60, m.rkey),
                 ALL,
                 PD,
-                RdmapProtection::BaseOrBounds,
+                TermError::DdpTagged(DdpTagged::BaseOrBounds),
+            ),
+            (
+                "wrap",
+                |m| (u64::MAX - 7, m.rkey),
+                ALL,
+                PD,
+                TermError::DdpTagged(DdpTagged::ToWrap),
             ),
             (
                 "rights",
                 |m| (m.addr(), m.rkey),
                 Rights::LOCAL_WRITE.union(Rights::REMOTE_READ),
                 PD,
-                RdmapProtection::AccessRights,
+                TermError::RdmapProtection(RdmapProtection::AccessRights),
             ),
             (
                 "domain",
                 |m| (m.addr(), m.rkey),
                 ALL,
                 8,
-                RdmapProtection::StagNotAssociated,
+                TermError::DdpTagged(DdpTagged::StagNotAssociated),
             ),
         ];
-        for (name, target, rights, pz, code) in cases {
+        for (name, target, rights, pz, e) in cases {
             let (mut a, mut b) = pair(false, true);
             let src = a.mem(64, ALL, PD);
             let mut dst = b.mem(64, rights, pz);
@@ -2151,7 +2200,6 @@ mod tests {
             );
             a.send(2, SEND, &[src.sge(0, 1)], true, false);
             pump(&mut a, &mut b);
-            let e = TermError::RdmapProtection(code);
             assert_eq!(b.faults, [Fault::Protocol(e)], "{name}");
             assert_eq!(a.faults, [Fault::Terminated(e)], "{name}");
             assert!(dst.v.iter().all(|&x| x == 0), "{name}: nothing placed");
@@ -2162,6 +2210,102 @@ mod tests {
                 "{name}"
             );
             assert_eq!((w[1].wr_id, w[1].status), (2, WcStatus::Flushed), "{name}");
+        }
+    }
+
+    #[test]
+    fn terminate_of_a_write_whose_remote_range_wraps_completes_it() {
+        let (mut a, mut b) = pair(false, true);
+        let src = a.mem(64, ALL, PD);
+        let dst = b.mem(64, ALL, PD);
+        let op = SendOp::RdmaWrite {
+            remote_addr: u64::MAX - 7,
+            rkey: dst.rkey,
+        };
+        a.send(1, op, &[src.sge(0, 16)], true, false);
+        pump(&mut a, &mut b);
+        let w = a.take();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w.len()),
+            (1, WcStatus::RemoteAccess, 1)
+        );
+    }
+
+    #[test]
+    fn refused_framing_terminates_naming_the_segment() {
+        let (mut a, mut b) = pair(true, true);
+        let src = a.mem(8, ALL, PD);
+        let dst = b.mem(8, ALL, PD);
+        b.recv(7, &[dst.sge(0, 8)]);
+        a.send(1, SEND, &[src.sge(0, 5)], true, false);
+        let mut wire_bytes = Vec::new();
+        a.transmit(&mut wire_bytes);
+        // The FPDU reader found a bad CRC on the Send, whose header it had
+        // read; the bytes never reach the engine's receive path.
+        let seg = Segment {
+            header: Header::new(
+                Ulp::Send {
+                    msn: 1,
+                    mo: 0,
+                    solicited: false,
+                    invalidate: None,
+                },
+                true,
+            ),
+            ulpdu_len: (UNTAGGED_HDR_LEN + 5) as u16,
+            payload_len: 5,
+        };
+        let e = TermError::Mpa(wire::MpaCode::Crc);
+        let wcs = &mut b.wcs;
+        assert_eq!(
+            b.conn.refuse(e, Some(seg), &mut |wc| wcs.push(wc)),
+            Fault::Protocol(e)
+        );
+        assert_eq!(b.conn.state(), ConnState::Terminating);
+        let w = b.take();
+        assert_eq!((w[0].wr_id, w[0].status), (7, WcStatus::Flushed));
+        let wcs = &mut b.wcs;
+        assert_eq!(
+            b.conn.refuse(e, None, &mut |wc| wcs.push(wc)),
+            Fault::Closed
+        );
+        pump(&mut a, &mut b);
+        assert_eq!(b.conn.state(), ConnState::Broken);
+        assert_eq!(a.faults, [Fault::Terminated(e)]);
+        let w = a.take();
+        assert_eq!(
+            (w[0].wr_id, w[0].status, w.len()),
+            (1, WcStatus::RemoteOperation, 1),
+            "the Terminate named the Send"
+        );
+    }
+
+    #[test]
+    fn read_rtr_taken_moves_the_inbound_read_msn() {
+        for (msn, ok) in [(2, true), (1, false)] {
+            let (_, mut b) = pair(false, true);
+            let src = b.mem(16, ALL, PD);
+            b.conn.read_rtr_taken(1);
+            let req = ReadRequest {
+                sink_stag: 9,
+                sink_to: 0,
+                size: 16,
+                source_stag: src.rkey,
+                source_to: src.addr(),
+            };
+            let h = Header::new(Ulp::ReadRequest { msn, mo: 0, req }, true);
+            let mut f = [0u8; 64];
+            let n = wire::encode_fpdu(&h, &[], false, &mut f).expect("fpdu");
+            b.inbox.extend_from_slice(&f[..n]);
+            b.receive();
+            let mut out = Vec::new();
+            assert_eq!(b.transmit(&mut out), 1, "MSN {msn}");
+            if ok {
+                assert!(b.faults.is_empty(), "MSN {msn}: answered");
+            } else {
+                let e = TermError::DdpUntagged(DdpUntagged::InvalidMsnRange);
+                assert_eq!(b.faults, [Fault::Protocol(e)], "MSN {msn}: the RTR's");
+            }
         }
     }
 

@@ -860,7 +860,11 @@ impl IwarpListener {
             return false;
         };
         let mut any = false;
-        for (s, _) in self.socks.iter().flat_map(|l| std::iter::from_fn(|| l.accept().ok())) {
+        for (s, _) in self
+            .socks
+            .iter()
+            .flat_map(|l| std::iter::from_fn(|| l.accept().ok()))
+        {
             any = true;
             if s.set_nonblocking(true).is_err()
                 || s.set_nodelay(true).is_err()
@@ -1073,6 +1077,9 @@ struct Up {
     not_ready: Option<(Segment, Instant)>,
     /// A graceful disconnect waits for the send queue to finish until then.
     closing: Option<Instant>,
+    /// Responder without RTR: nothing may be sent before the initiator's
+    /// first FPDU arrives.
+    hold_tx: bool,
 }
 
 struct Inner {
@@ -1186,6 +1193,7 @@ impl IwarpQp {
             }
         }
         let crc = negotiated.crc;
+        let hold_tx = est.hold_tx_until_first_rx;
         let mut conn = Conn::new(
             ConnConfig {
                 send_depth: self.cfg.send_depth,
@@ -1201,6 +1209,9 @@ impl IwarpQp {
         if let Some(srq) = &self.srq {
             let shared: Arc<dyn SharedRecv> = srq.clone();
             conn.set_srq(shared);
+        }
+        if let Some(msn) = est.read_rtr_msn {
+            conn.read_rtr_taken(msn);
         }
         let mut sink = self.sink();
         for (wr_id, sgl) in inner.pre_recv.drain(..) {
@@ -1229,12 +1240,16 @@ impl IwarpQp {
             rx: RxCur::None,
             not_ready: None,
             closing: None,
+            hold_tx,
         }));
         Some(Ev::Established(est.private_data))
     }
 
     /// Writes FPDUs until the engine has none or the socket is full.
     fn pump_tx(&self, up: &mut Up) -> Result<bool, ()> {
+        if up.hold_tx {
+            return Ok(false);
+        }
         let mut any = false;
         let mut sink = self.sink();
         loop {
@@ -1346,13 +1361,16 @@ impl IwarpQp {
                 RxNeed::Header(_) | RxNeed::Trailer(_) => {
                     let r = (&*up.stream).read(up.reader.spare());
                     let n = match r {
-                        Ok(0) => return (true, Outcome::Eof),
+                        // An end of stream inside an FPDU is no orderly close.
+                        Ok(0) if up.reader.at_boundary() => return (true, Outcome::Eof),
+                        Ok(0) => return (true, Outcome::Broken),
                         Ok(n) => n,
                         Err(e) if e.kind() == ErrorKind::WouldBlock => return (any, Outcome::Ok),
                         Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                         Err(_) => return (true, Outcome::Broken),
                     };
                     any = true;
+                    up.hold_tx = false;
                     match up.reader.commit(n) {
                         Ok(None) => {}
                         Ok(Some(RxEvent::Segment(seg))) => {
@@ -1374,8 +1392,11 @@ impl IwarpQp {
                                 return (true, fault_outcome(f));
                             }
                         }
-                        Err(_) => {
-                            up.conn.flush(&mut sink);
+                        Err(e) => {
+                            match e.term() {
+                                Some(t) => _ = up.conn.refuse(t, up.reader.segment(), &mut sink),
+                                None => up.conn.flush(&mut sink),
+                            }
                             return (true, Outcome::Broken);
                         }
                     }
@@ -1441,7 +1462,7 @@ impl IwarpQp {
                     match r {
                         Ok(_) => any = true,
                         Err(IoError::WouldBlock) => return (any, Outcome::Ok),
-                        Err(IoError::Closed) => return (true, Outcome::Eof),
+                        Err(IoError::Closed) => return (true, Outcome::Broken),
                         Err(_) => {
                             up.conn.flush(&mut sink);
                             return (true, Outcome::Broken);
@@ -2723,7 +2744,10 @@ mod tests {
         );
         let devs = [&a.dev, &b.dev];
         assert_eq!(wait_ev(&devs, &a.rec), Got::Disconnected);
-        assert!(target == src, "the queued write was placed before the close");
+        assert!(
+            target == src,
+            "the queued write was placed before the close"
+        );
         assert_eq!(wait_ev(&devs, &b.rec), Got::Disconnected);
         let mut out = [Wc {
             wr_id: 0,

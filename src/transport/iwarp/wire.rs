@@ -1463,6 +1463,12 @@ impl FpduReader {
         self.segment
     }
 
+    /// Between FPDUs: no byte of the next one has arrived. An end of stream
+    /// anywhere else cuts an FPDU short.
+    pub fn at_boundary(&self) -> bool {
+        self.stage == Stage::Head && self.have == 0 && self.failed.is_none()
+    }
+
     /// Room for exactly the header or trailer bytes still needed, to `read`
     /// into; empty while payload is due. Report what was written with
     /// [`commit`](Self::commit).
@@ -3336,6 +3342,29 @@ mod tests {
                 assert_eq!(r.need(), RxNeed::Header(4));
             }
         }
+    }
+
+    #[test]
+    fn fpdu_reader_is_at_a_boundary_only_between_fpdus() {
+        let (stream, _) = sample_stream(false);
+        let mut r = FpduReader::new(false);
+        assert!(r.at_boundary());
+        let mut boundaries = 0;
+        for (i, b) in stream.iter().enumerate() {
+            r.feed(std::slice::from_ref(b)).unwrap();
+            if r.at_boundary() {
+                boundaries += 1;
+                // Every boundary is where a length field starts.
+                assert!(i + 1 == stream.len() || r.need() == RxNeed::Header(4));
+            }
+        }
+        assert!(r.at_boundary(), "the stream ends between FPDUs");
+        let (_, sent) = sample_stream(false);
+        assert_eq!(boundaries, sent.len());
+        // A refused header leaves the reader nowhere.
+        let mut r = FpduReader::new(false);
+        assert!(r.feed(&[0, 20, 0x41, 0x40]).is_err());
+        assert!(!r.at_boundary());
     }
 
     #[test]
