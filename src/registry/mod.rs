@@ -155,7 +155,9 @@ pub fn builtin_device(params: &BuiltinParams) -> DeviceConfig {
             .and_then(TransportKind::parse)
             .unwrap_or_default(),
         netdev: params.netdev.clone(),
+        family: params.family,
         port: params.port.unwrap_or(1),
+        options: params.options,
     }
 }
 
@@ -223,7 +225,7 @@ impl Registry {
                     let params = conf::parse_builtin_params(&entry.instance_data);
                     for u in &params.unknown {
                         tracing::warn!(file = %path.display(), line = entry.line,
-                            "dat.conf: unknown built-in provider parameter '{u}'");
+                            "dat.conf: unknown or malformed built-in provider parameter '{u}' ignored");
                     }
                     if !dr.iter().any(|d| d.key == key) {
                         dr.push(DrEntry {
