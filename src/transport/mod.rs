@@ -201,7 +201,7 @@ pub fn resolve_address(cfg: &DeviceConfig) -> Result<SocketAddr> {
         Some(name) => {
             pick_address(&sys::interface_addresses(), name, cfg.family).ok_or_else(|| {
                 tracing::warn!(netdev = %name, family = ?cfg.family,
-                "network interface not found or has no address of that family");
+                    "network interface not found or has no address of that family");
                 DatError::resources(Sub::ResourceDevice)
             })
         }
