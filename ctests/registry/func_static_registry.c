@@ -24,6 +24,7 @@
  * first DAT call.
  */
 #include "ctest.h"
+#include "builtin_ias.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -37,8 +38,6 @@
 #define NOINIT_LIB CTEST_BUILD_DIR "/registry/libnoinit_provider.so"
 #define MISSING_LIB "/nonexistent/ctest/libmissing_provider.so"
 
-#define BUILTIN_NAME "tcp0"
-#define BUILTIN_COUNT 2
 
 #define NOT_TRIED 0xFFFFFFFFu
 #define ALREADY_REGISTERED_ERR ((unsigned)(DAT_CLASS_ERROR | DAT_PROVIDER_ALREADY_REGISTERED))
@@ -281,7 +280,9 @@ static DAT_RETURN open_ia_key(const DAT_PROVIDER_INFO *key, DAT_IA_HANDLE *ia)
                         key->dapl_version_minor, key->is_thread_safe);
 }
 
-#define MAXLIST 64
+/* Room for a few dat.conf entries and the built-in IAs of a host with up
+ * to BUILTIN_IF_MAX interfaces. */
+#define MAXLIST (2 * (1 + BUILTIN_IF_MAX) + 16)
 
 /* List the registry into store; returns the count, or -1 on failure. */
 static DAT_COUNT list_all(DAT_PROVIDER_INFO *store)
@@ -304,13 +305,11 @@ static int info_is(const DAT_PROVIDER_INFO *i, const char *name, DAT_UINT32 majo
            i->dapl_version_minor == minor && i->is_thread_safe == ts;
 }
 
-/* The last two listed entries are the built-in tcp0 pair (either order). */
+/* The built-in IAs are listed from `at` on: the tcp0 pair (either order),
+ * then each network interface's pair (builtin_ias.h). */
 static int builtins_at(const DAT_PROVIDER_INFO *store, DAT_COUNT at)
 {
-    return (info_is(&store[at], BUILTIN_NAME, 1, 2, DAT_FALSE) &&
-            info_is(&store[at + 1], BUILTIN_NAME, 1, 2, DAT_TRUE)) ||
-           (info_is(&store[at], BUILTIN_NAME, 1, 2, DAT_TRUE) &&
-            info_is(&store[at + 1], BUILTIN_NAME, 1, 2, DAT_FALSE));
+    return builtins_from(store, at);
 }
 
 /* ---- IAO-20 / PIN-01 / PIN-02: dat_provider_init on first open --------- */
@@ -830,7 +829,7 @@ TEST(RLP_07_empty_conf_lists_builtins_all_openable)
     n = list_all(store);
     CHECK(n == BUILTIN_COUNT);
     REQUIRE(n >= 1 && n <= MAXLIST);
-    if (n == 2)
+    if (n == BUILTIN_COUNT)
         CHECK(builtins_at(store, 0));
     for (i = 0; i < n; i++) {
         DAT_IA_HANDLE ia;
@@ -1135,6 +1134,125 @@ TEST(BUILTIN_ALIAS_01_conf_line_naming_libdat)
     CHECK_OK(open_ia(BUILTIN_NAME, &ia));
     if (ia != DAT_HANDLE_NULL)
         CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    cleanup();
+}
+
+/* A dat.conf entry takes the name of a built-in IA away from the built-in
+ * one, for both thread-safety values: here a third-party line for "tcp0"
+ * and a built-in line (with instance options, one of them bad) for the
+ * first network interface's IA, if the host has one. */
+TEST(BUILTIN_ALIAS_02_conf_line_replaces_builtin_ia_of_its_name)
+{
+    DAT_PROVIDER_INFO store[MAXLIST];
+    DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+    DAT_IA_ATTR a;
+    const char *if0 = builtin_interfaces() > 0 ? builtin_if_names[0] : NULL;
+    DAT_COUNT n, at, conf_n = if0 != NULL ? 2 : 1;
+    int k;
+
+    conf_entry(BUILTIN_NAME, "u1.2", 0, STUB_LIB, "stub tcp0");
+    if (if0 != NULL)
+        conf_add("%s u1.2 threadsafe default libdat.so.1 udapl.1.2 "
+                 "\"transport=tcp crc=on ack=local bogus=1 keepalive=1,2\" \"\"\n",
+                 if0);
+    REQUIRE(conf_install());
+
+    n = list_all(store);
+    /* dat.conf entries, then the built-in pairs of the other interfaces. */
+    CHECK(n == conf_n + BUILTIN_COUNT - 2 - (if0 != NULL ? 2 : 0));
+    REQUIRE(n >= conf_n);
+    CHECK(info_is(&store[0], BUILTIN_NAME, 1, 2, DAT_FALSE));
+    if (if0 != NULL)
+        CHECK(info_is(&store[1], if0, 1, 2, DAT_TRUE));
+    at = conf_n;
+    for (k = if0 != NULL ? 1 : 0; k < builtin_interfaces() && at + 1 < n; k++, at += 2)
+        CHECK(builtin_pair_at(store, at, builtin_if_names[k]));
+
+    /* tcp0 is the stub's now; there is no threadsafe tcp0 any more. */
+    CHECK_OK(open_ia(BUILTIN_NAME, &ia));
+    CHECK(count_init(BUILTIN_NAME) == 1);
+    CHECK(log_count("ia_open tcp0 ") == 1);
+    if (ia != DAT_HANDLE_NULL)
+        CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    CHECK_TYPE(dat_ia_openv(BUILTIN_NAME, 8, &evd, &ia, 1, 2, DAT_TRUE), DAT_PROVIDER_NOT_FOUND);
+
+    if (if0 != NULL) {
+        /* The dat.conf line's device (no netdev=: loopback), for threadsafe only. */
+        ia = DAT_HANDLE_NULL;
+        evd = DAT_HANDLE_NULL;
+        CHECK_OK(dat_ia_openv((char *)if0, 8, &evd, &ia, 1, 2, DAT_TRUE));
+        if (ia != DAT_HANDLE_NULL) {
+            memset(&a, 0, sizeof(a));
+            CHECK_OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &a, 0, NULL));
+            CHECK(a.ia_address_ptr != NULL && a.ia_address_ptr->sa_family == AF_INET);
+            if (a.ia_address_ptr != NULL && a.ia_address_ptr->sa_family == AF_INET)
+                CHECK(((struct sockaddr_in *)(void *)a.ia_address_ptr)->sin_addr.s_addr ==
+                      htonl(INADDR_LOOPBACK));
+            CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+        }
+        CHECK_TYPE(open_ia(if0, &ia), DAT_PROVIDER_NOT_FOUND);
+    }
+    if (ctest_failures)
+        log_dump();
+    cleanup();
+}
+
+/* The built-in provider's instance options are accepted (bad ones are
+ * ignored with a warning), and family=inet6 picks the IPv6 loopback address,
+ * or with netdev= the interface's IPv6 address. */
+TEST(BUILTIN_OPTIONS_01_instance_options_and_family)
+{
+    DAT_IA_HANDLE ia;
+    DAT_IA_ATTR a;
+    struct sockaddr_storage lo6;
+    int has_lo6 = builtin_if_address("lo", AF_INET6, &lo6);
+
+    conf_add("opts0 u1.2 nonthreadsafe default libdat.so.1 udapl.1.2 "
+             "\"transport=tcp crc=on ack=local fpdu=mss rnr_timeout=100 keepalive=30,5,3 "
+             "user_timeout=5000\" \"\"\n");
+    conf_add("bad0 u1.2 nonthreadsafe default libdat.so.1 udapl.1.2 "
+             "\"crc=maybe keepalive=1,2 user_timeout=0 family=ipx\" \"\"\n");
+    conf_add("lo6 u1.2 nonthreadsafe default libdat.so.1 udapl.1.2 "
+             "\"netdev=lo family=inet6\" \"\"\n");
+    conf_add("loop6 u1.2 nonthreadsafe default libdat.so.1 udapl.1.2 \"family=inet6\" \"\"\n");
+    REQUIRE(conf_install());
+
+    CHECK_OK(open_ia("opts0", &ia));
+    if (ia != DAT_HANDLE_NULL)
+        CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    CHECK_OK(open_ia("bad0", &ia));
+    if (ia != DAT_HANDLE_NULL) {
+        memset(&a, 0, sizeof(a));
+        CHECK_OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &a, 0, NULL));
+        CHECK(a.ia_address_ptr != NULL && a.ia_address_ptr->sa_family == AF_INET);
+        CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    }
+
+    /* No interface: the loopback address of the family asked for. */
+    CHECK_OK(open_ia("loop6", &ia));
+    if (ia != DAT_HANDLE_NULL) {
+        memset(&a, 0, sizeof(a));
+        CHECK_OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &a, 0, NULL));
+        CHECK(a.ia_address_ptr != NULL && a.ia_address_ptr->sa_family == AF_INET6);
+        if (a.ia_address_ptr != NULL && a.ia_address_ptr->sa_family == AF_INET6)
+            CHECK(memcmp(&((struct sockaddr_in6 *)(void *)a.ia_address_ptr)->sin6_addr,
+                         &in6addr_loopback, sizeof(struct in6_addr)) == 0);
+        CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    }
+
+    if (!has_lo6) {
+        CHECK_TYPE(open_ia("lo6", &ia), DAT_INSUFFICIENT_RESOURCES);
+        cleanup();
+        SKIP("lo has no IPv6 address");
+    }
+    CHECK_OK(open_ia("lo6", &ia));
+    if (ia != DAT_HANDLE_NULL) {
+        memset(&a, 0, sizeof(a));
+        CHECK_OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &a, 0, NULL));
+        CHECK(builtin_same_address(a.ia_address_ptr, &lo6));
+        CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    }
     cleanup();
 }
 

@@ -14,11 +14,13 @@
  *
  * Every case points DAT_OVERRIDE at its own dat.conf before the first DAT
  * call: /dev/null (empty: only the built-in IAs) or a temp file (RLP).
- * Built-in IAs of this implementation: "tcp0" u1.2, registered both
- * nonthreadsafe and threadsafe; they are listed after the dat.conf entries
- * (rulings RLP).
+ * Built-in IAs of this implementation: "tcp0" u1.2, then one per network
+ * interface that is up and has an address, named after it, each registered
+ * both nonthreadsafe and threadsafe; they are listed after the dat.conf
+ * entries (rulings RLP). builtin_ias.h works out what this host's are.
  */
 #include "ctest.h"
+#include "builtin_ias.h"
 
 #define STUB_EMBEDDED 1
 #include "stub_provider.c"
@@ -29,8 +31,10 @@
 #define DAT_HANDLE_TO_PROVIDER(h) (*(DAT_PROVIDER **)(h))
 #endif
 
-#define BUILTIN_NAME "tcp0"
-#define BUILTIN_COUNT 2
+
+/* Room for every registry entry a case lists (the built-in IAs of a host
+ * with up to BUILTIN_IF_MAX interfaces, a few dat.conf entries, 3 spare). */
+#define RLP_MAX (2 * (1 + BUILTIN_IF_MAX) + 8)
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -323,21 +327,21 @@ TEST(RAP_09_empty_name_accepted_once)
 TEST(RAP_10_dynamic_add_does_not_change_the_list)
 {
     DAT_PROVIDER_INFO info = info_of("stub0", 1, 2, DAT_FALSE);
-    DAT_PROVIDER_INFO store[16];
-    DAT_PROVIDER_INFO *list[16];
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
     DAT_COUNT before, after, n = -1, i;
 
     no_conf();
-    for (i = 0; i < 16; i++)
+    for (i = 0; i < RLP_MAX; i++)
         list[i] = &store[i];
     before = registry_size();
     CHECK(before == BUILTIN_COUNT);
     REQUIRE(add_stub(&info, NULL) != NULL);
     after = registry_size();
     CHECK(after == before);
-    CHECK_OK(dat_registry_list_providers(16, &n, list));
+    CHECK_OK(dat_registry_list_providers(RLP_MAX, &n, list));
     CHECK(n == before);
-    for (i = 0; i < n && i < 16; i++)
+    for (i = 0; i < n && i < RLP_MAX; i++)
         CHECK(strcmp(store[i].ia_name, "stub0") != 0);
 }
 
@@ -576,11 +580,6 @@ static const char rlp_conf[] =
 #define RLP_CONF_ENTRIES 2
 #define RLP_N (RLP_CONF_ENTRIES + BUILTIN_COUNT)
 
-static int is_builtin(const DAT_PROVIDER_INFO *i, DAT_BOOLEAN ts)
-{
-    return info_is(i, BUILTIN_NAME, 1, 2, ts);
-}
-
 TEST(RLP_01_size_probe)
 {
     DAT_PROVIDER_INFO store[1];
@@ -595,8 +594,8 @@ TEST(RLP_01_size_probe)
 
 TEST(RLP_02_full_list_conf_order_then_builtins)
 {
-    DAT_PROVIDER_INFO store[RLP_N];
-    DAT_PROVIDER_INFO *list[RLP_N];
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
     DAT_COUNT n = -7, i;
 
     REQUIRE(write_conf(rlp_conf));
@@ -611,17 +610,17 @@ TEST(RLP_02_full_list_conf_order_then_builtins)
     }
     CHECK(info_is(&store[0], "confA", 1, 2, DAT_FALSE));
     CHECK(info_is(&store[1], "confB", 1, 3, DAT_TRUE));
-    /* The built-in tcp0 pair, in either order. */
-    CHECK((is_builtin(&store[2], DAT_FALSE) && is_builtin(&store[3], DAT_TRUE)) ||
-          (is_builtin(&store[2], DAT_TRUE) && is_builtin(&store[3], DAT_FALSE)));
+    /* The built-in tcp0 pair (in either order), then the interfaces'. */
+    CHECK(builtin_pair_at(store, 2, BUILTIN_NAME));
+    CHECK(builtins_from(store, 2));
     remove_conf();
 }
 
 /* D20: a list smaller than the registry is filled and succeeds. */
 TEST(RLP_03_short_list_truncates)
 {
-    DAT_PROVIDER_INFO store[RLP_N];
-    DAT_PROVIDER_INFO *list[RLP_N];
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
     DAT_COUNT n = -7, i;
 
     REQUIRE(write_conf(rlp_conf));
@@ -660,8 +659,8 @@ TEST(RLP_04_null_list)
 
 TEST(RLP_05_null_number_entries)
 {
-    DAT_PROVIDER_INFO store[RLP_N];
-    DAT_PROVIDER_INFO *list[RLP_N];
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
     DAT_COUNT i;
 
     REQUIRE(write_conf(rlp_conf));
@@ -676,8 +675,8 @@ TEST(RLP_05_null_number_entries)
 
 TEST(RLP_06_null_element)
 {
-    DAT_PROVIDER_INFO store[RLP_N];
-    DAT_PROVIDER_INFO *list[RLP_N];
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
     DAT_COUNT n = -7, i;
 
     REQUIRE(write_conf(rlp_conf));
@@ -699,8 +698,8 @@ TEST(RLP_06_null_element)
 
 TEST(RLP_10_longer_list_leaves_extra_structs_untouched)
 {
-    DAT_PROVIDER_INFO store[RLP_N + 3];
-    DAT_PROVIDER_INFO *list[RLP_N + 3];
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
     unsigned char canary[sizeof(DAT_PROVIDER_INFO)];
     DAT_COUNT n = -7, i;
 
@@ -720,8 +719,8 @@ TEST(RLP_10_longer_list_leaves_extra_structs_untouched)
 /* D20, rule 3: a negative max copies nothing and succeeds. */
 TEST(RLP_11_negative_max)
 {
-    DAT_PROVIDER_INFO store[RLP_N];
-    DAT_PROVIDER_INFO *list[RLP_N];
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
     unsigned char canary[sizeof(store)];
     DAT_COUNT n = -7, i;
 
@@ -734,6 +733,48 @@ TEST(RLP_11_negative_max)
     CHECK(n == 0);
     CHECK(memcmp(store, canary, sizeof(canary)) == 0);
     remove_conf();
+}
+
+/* Without dat.conf, each network interface that is up and has an address
+ * has a built-in IA of its name after tcp0; it opens for both thread-safety
+ * values and its IA address is the interface's (IPv4 first). */
+TEST(RLP_12_interface_ias_follow_tcp0_and_use_their_address)
+{
+    DAT_PROVIDER_INFO store[RLP_MAX];
+    DAT_PROVIDER_INFO *list[RLP_MAX];
+    DAT_COUNT n = -7, i;
+    int k, ts;
+
+    no_conf();
+    for (i = 0; i < RLP_MAX; i++)
+        list[i] = &store[i];
+    CHECK_OK(dat_registry_list_providers(RLP_MAX, &n, list));
+    REQUIRE(n == BUILTIN_COUNT);
+    CHECK(builtins_from(store, 0));
+    if (builtin_interfaces() == 0)
+        SKIP("no network interface besides loopback has an address");
+    for (k = 0; k < builtin_interfaces(); k++) {
+        const char *name = builtin_if_names[k];
+        struct sockaddr_storage want;
+
+        REQUIRE(builtin_if_address(name, AF_UNSPEC, &want));
+        for (ts = 0; ts <= 1; ts++) {
+            DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+            DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+            DAT_IA_ATTR a;
+
+            CHECK_OK(dat_ia_openv((char *)name, 8, &evd, &ia, 1, 2, ts ? DAT_TRUE : DAT_FALSE));
+            if (ia == DAT_HANDLE_NULL)
+                continue;
+            memset(&a, 0, sizeof(a));
+            CHECK_OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &a, 0, NULL));
+            CHECK(strcmp(a.adapter_name, name) == 0);
+            if (!builtin_same_address(a.ia_address_ptr, &want))
+                fprintf(stderr, "    %s: IA address is not the interface's\n", name);
+            CHECK(builtin_same_address(a.ia_address_ptr, &want));
+            CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+        }
+    }
 }
 
 int main(int argc, char **argv) { return ctest_main(argc, argv); }

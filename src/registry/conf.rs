@@ -73,6 +73,10 @@
 use std::fmt;
 use std::io;
 use std::path::Path;
+use std::time::Duration;
+
+use crate::transport::iwarp::device::DeviceOptions;
+use crate::transport::AddressFamily;
 
 /// One record of dat.conf that passed validation (field 2 starts with 'u' and field 4 is `default`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -386,8 +390,14 @@ pub struct BuiltinParams {
     pub transport: Option<String>,
     /// `netdev=` / `if=` value, or the first bare token.
     pub netdev: Option<String>,
+    /// `family=` value: which of the network device's addresses.
+    pub family: Option<AddressFamily>,
     /// `port=` value, or a bare number after the network device.
     pub port: Option<u32>,
+    /// The transport's instance options (`crc=`, `ack=`, `fpdu=`,
+    /// `rnr_timeout=`, `keepalive=`, `user_timeout=`); defaults for those
+    /// not given.
+    pub options: DeviceOptions,
     /// Tokens not understood (unknown keys, bad values, extra bare tokens), verbatim.
     pub unknown: Vec<String>,
 }
@@ -395,13 +405,22 @@ pub struct BuiltinParams {
 /// Transports the built-in provider knows.
 const TRANSPORTS: [&str; 3] = ["tcp", "shm", "verbs"];
 
+/// Linux's limits for `TCP_KEEPIDLE`, `TCP_KEEPINTVL` (seconds) and
+/// `TCP_KEEPCNT`; larger values make `setsockopt` fail.
+const MAX_KEEPALIVE_SECS: u64 = 32_767;
+const MAX_KEEPALIVE_COUNT: u64 = 127;
+/// `TCP_USER_TIMEOUT` is an `int` of milliseconds.
+const MAX_USER_TIMEOUT_MS: u64 = i32::MAX as u64;
+
 /// Parses the built-in provider's instance data: whitespace-separated
-/// `transport=`, `netdev=` (alias `if=`) and `port=` parameters, or OFED-style
-/// bare words (`"ib0 0"`: first bare word is the network device, a bare number
-/// after the device is the port). A later `key=value` overrides an earlier
-/// one; anything not understood (unknown key, unknown transport, empty value,
-/// port that is not a `u32`, surplus bare word) lands in `unknown` verbatim, so
-/// the caller can warn about it.
+/// `transport=`, `netdev=` (alias `if=`), `family=` and `port=` parameters
+/// and the transport's instance options (see [`parse_option`]), or
+/// OFED-style bare words (`"ib0 0"`: first bare word is the network device, a
+/// bare number after the device is the port). A later `key=value` overrides
+/// an earlier one; anything not understood (unknown key, unknown transport or
+/// family, empty value, port that is not a `u32`, malformed or out-of-range
+/// option, surplus bare word) lands in `unknown` verbatim and changes
+/// nothing, so the caller can warn about it.
 pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
     let mut params = BuiltinParams::default();
     for token in instance_data.split_ascii_whitespace() {
@@ -414,8 +433,11 @@ pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
                 params.netdev = Some(value.to_owned());
                 true
             }
+            Some(("family", value)) => AddressFamily::parse(value)
+                .map(|f| params.family = Some(f))
+                .is_some(),
             Some(("port", value)) => value.parse().map(|port| params.port = Some(port)).is_ok(),
-            Some(_) => false,
+            Some((key, value)) => parse_option(key, value, &mut params.options),
             None if params.netdev.is_none() => {
                 params.netdev = Some(token.to_owned());
                 true
@@ -430,6 +452,64 @@ pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
         }
     }
     params
+}
+
+/// One instance option of the iWARP transport, `key=value`, into `o`;
+/// false (and `o` unchanged) if the key is unknown or the value malformed:
+///
+/// | token | sets |
+/// |---|---|
+/// | `crc=on` / `crc=off` | [`DeviceOptions::crc`] |
+/// | `ack=local` / `ack=read` | [`DeviceOptions::local_completion`] (true / false) |
+/// | `fpdu=mss` / `fpdu=max` | [`DeviceOptions::fpdu_mss`] (true / false) |
+/// | `rnr_timeout=<ms>` | [`DeviceOptions::rnr_timeout`], 0 or more |
+/// | `keepalive=<idle_s>,<interval_s>,<count>` | the three keepalive fields, each 1..=32767 s, count 1..=127 |
+/// | `user_timeout=<ms>` | [`DeviceOptions::user_timeout`], 1..=2147483647 |
+///
+/// Numbers are plain decimal digits (no sign, no blanks, no unit).
+fn parse_option(key: &str, value: &str, o: &mut DeviceOptions) -> bool {
+    match (key, value) {
+        ("crc", "on" | "off") => o.crc = value == "on",
+        ("ack", "local" | "read") => o.local_completion = value == "local",
+        ("fpdu", "mss" | "max") => o.fpdu_mss = value == "mss",
+        ("rnr_timeout", ms) => match bounded(ms, 0, u64::MAX) {
+            Some(ms) => o.rnr_timeout = Duration::from_millis(ms),
+            None => return false,
+        },
+        ("user_timeout", ms) => match bounded(ms, 1, MAX_USER_TIMEOUT_MS) {
+            Some(ms) => o.user_timeout = Duration::from_millis(ms),
+            None => return false,
+        },
+        ("keepalive", v) => {
+            let mut parts = v.split(',');
+            let (Some(idle), Some(interval), Some(count), None) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                return false;
+            };
+            let (Some(idle), Some(interval), Some(count)) = (
+                bounded(idle, 1, MAX_KEEPALIVE_SECS),
+                bounded(interval, 1, MAX_KEEPALIVE_SECS),
+                bounded(count, 1, MAX_KEEPALIVE_COUNT),
+            ) else {
+                return false;
+            };
+            o.keepalive_idle = Duration::from_secs(idle);
+            o.keepalive_interval = Duration::from_secs(interval);
+            // count ≤ 127.
+            o.keepalive_count = count as u32;
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// A plain decimal number (digits only) within `min..=max`.
+fn bounded(digits: &str, min: u64, max: u64) -> Option<u64> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().filter(|n| (min..=max).contains(n))
 }
 
 /// True when field 5 names the built-in provider (basename `libdat.so.1`, `libdat.so`, or exactly `builtin`).
@@ -996,6 +1076,117 @@ mod tests {
         assert_eq!(p.transport.as_deref(), Some("shm"));
         assert_eq!(p.netdev.as_deref(), Some("b"));
         assert_eq!(p.port, Some(2));
+    }
+
+    #[test]
+    fn builtin_instance_options() {
+        let defaults = DeviceOptions::default();
+        let p = parse_builtin_params("");
+        assert_eq!(p.options, defaults);
+        assert_eq!(p.family, None);
+
+        let p = parse_builtin_params(
+            "netdev=eth0 crc=on ack=local fpdu=mss rnr_timeout=250 \
+             keepalive=30,5,3 user_timeout=60000 family=inet6",
+        );
+        assert!(p.unknown.is_empty(), "{:?}", p.unknown);
+        assert_eq!(p.netdev.as_deref(), Some("eth0"));
+        assert_eq!(p.family, Some(AddressFamily::Inet6));
+        let o = p.options;
+        assert!(o.crc && o.local_completion && o.fpdu_mss);
+        assert_eq!(o.rnr_timeout, Duration::from_millis(250));
+        assert_eq!(o.keepalive_idle, Duration::from_secs(30));
+        assert_eq!(o.keepalive_interval, Duration::from_secs(5));
+        assert_eq!(o.keepalive_count, 3);
+        assert_eq!(o.user_timeout, Duration::from_millis(60_000));
+
+        // The other value of each switch, and a later token overriding.
+        let p = parse_builtin_params("crc=on crc=off ack=local ack=read fpdu=mss fpdu=max");
+        assert!(p.unknown.is_empty(), "{:?}", p.unknown);
+        assert_eq!(p.options, defaults);
+        assert_eq!(
+            parse_builtin_params("family=inet6 family=inet").family,
+            Some(AddressFamily::Inet)
+        );
+
+        // Edges of the ranges.
+        let o = parse_builtin_params("rnr_timeout=0 keepalive=1,1,1 user_timeout=1").options;
+        assert_eq!(o.rnr_timeout, Duration::ZERO);
+        assert_eq!(
+            (o.keepalive_idle, o.keepalive_interval, o.keepalive_count),
+            (Duration::from_secs(1), Duration::from_secs(1), 1)
+        );
+        assert_eq!(o.user_timeout, Duration::from_millis(1));
+        let o = parse_builtin_params(
+            "rnr_timeout=18446744073709551615 keepalive=32767,32767,127 user_timeout=2147483647",
+        )
+        .options;
+        assert_eq!(o.rnr_timeout, Duration::from_millis(u64::MAX));
+        assert_eq!(o.keepalive_idle, Duration::from_secs(32_767));
+        assert_eq!(o.keepalive_interval, Duration::from_secs(32_767));
+        assert_eq!(o.keepalive_count, 127);
+        assert_eq!(o.user_timeout, Duration::from_millis(2_147_483_647));
+
+        // Options mix with OFED bare words.
+        let p = parse_builtin_params("ib0 0 crc=on");
+        assert_eq!((p.netdev.as_deref(), p.port), (Some("ib0"), Some(0)));
+        assert!(p.options.crc && p.unknown.is_empty());
+    }
+
+    #[test]
+    fn builtin_bad_options_are_unknown_and_change_nothing() {
+        let bad = [
+            "crc=yes",
+            "crc=ON",
+            "crc=",
+            "crc",
+            "ack=remote",
+            "ack=",
+            "fpdu=1500",
+            "fpdu=",
+            "rnr_timeout=",
+            "rnr_timeout=-1",
+            "rnr_timeout=+5",
+            "rnr_timeout=1.5",
+            "rnr_timeout=10ms",
+            "rnr_timeout=18446744073709551616",
+            "keepalive=",
+            "keepalive=30",
+            "keepalive=30,5",
+            "keepalive=30,5,3,1",
+            "keepalive=30,5,",
+            "keepalive=,5,3",
+            "keepalive=0,5,3",
+            "keepalive=30,0,3",
+            "keepalive=30,5,0",
+            "keepalive=32768,5,3",
+            "keepalive=30,32768,3",
+            "keepalive=30,5,128",
+            "keepalive=30,x,3",
+            "keepalive=30 ,5,3",
+            "user_timeout=0",
+            "user_timeout=2147483648",
+            "user_timeout=-1",
+            "user_timeout=",
+            "family=inet4",
+            "family=INET6",
+            "family=",
+            "mtu=1500",
+        ];
+        for token in bad {
+            let p = parse_builtin_params(&format!("netdev=eth0 {token}"));
+            // "keepalive=30 ,5,3" is two tokens, both unknown.
+            let tokens: Vec<&str> = token.split_ascii_whitespace().collect();
+            assert_eq!(p.unknown, tokens, "{token}");
+            assert_eq!(p.options, DeviceOptions::default(), "{token}");
+            assert_eq!(p.family, None, "{token}");
+            assert_eq!(p.netdev.as_deref(), Some("eth0"), "{token}");
+        }
+        // A bad token leaves an earlier good one in force.
+        let p = parse_builtin_params("crc=on crc=maybe keepalive=9,9,9 keepalive=9,9");
+        assert!(p.options.crc);
+        assert_eq!(p.options.keepalive_idle, Duration::from_secs(9));
+        assert_eq!(p.unknown, ["crc=maybe", "keepalive=9,9"]);
     }
 
     #[test]

@@ -3,6 +3,11 @@
 //! - The static registry (SR) is read once from dat.conf: `DAT_OVERRIDE`,
 //!   else `/etc/dat/dat.conf`, else `/etc/dat.conf`. It is what
 //!   `dat_registry_list_providers` lists, followed by the built-in IAs.
+//! - The built-in IAs need no dat.conf: `tcp0` (loopback) and one per
+//!   network interface that is up and has an address, named after it
+//!   (`eth0`, ...), each DAT 1.2 for both thread-safety values. The
+//!   interfaces are looked at once, when the registry is built. A dat.conf
+//!   entry with the same IA name replaces the built-in IA of that name.
 //! - The dynamic registry (DR) holds what can be opened: the built-in IAs,
 //!   dat.conf lines that name the built-in provider, and whatever providers
 //!   register with `dat_registry_add_provider` (typically from their
@@ -49,7 +54,8 @@ pub struct ProviderKey {
     pub thread_safe: bool,
 }
 
-/// The name of the built-in IA every process can open.
+/// The name of the built-in loopback IA every process can open (unless a
+/// dat.conf entry takes the name).
 pub const BUILTIN_IA_NAME: &str = "tcp0";
 
 /// How a DR entry opens an IA.
@@ -155,8 +161,28 @@ pub fn builtin_device(params: &BuiltinParams) -> DeviceConfig {
             .and_then(TransportKind::parse)
             .unwrap_or_default(),
         netdev: params.netdev.clone(),
+        family: params.family,
         port: params.port.unwrap_or(1),
+        options: params.options,
     }
+}
+
+/// The built-in IAs registered without dat.conf, in listing order: `tcp0`
+/// (loopback) first, then one per network interface in `interfaces`, named
+/// after it (TCP through that interface, default options).
+fn automatic_ias(interfaces: &[String]) -> Vec<(String, DeviceConfig)> {
+    let mut ias = vec![(BUILTIN_IA_NAME.to_owned(), DeviceConfig::default())];
+    for name in interfaces {
+        if ias.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let params = BuiltinParams {
+            netdev: Some(name.clone()),
+            ..BuiltinParams::default()
+        };
+        ias.push((name.clone(), builtin_device(&params)));
+    }
+    ias
 }
 
 impl Registry {
@@ -165,26 +191,27 @@ impl Registry {
         Self::with_conf(conf_path().as_deref(), loader)
     }
 
-    /// Builds the registry from `path` (none: no dat.conf).
+    /// Builds the registry from `path` (none: no dat.conf), with a built-in
+    /// IA for each network interface that is up and has an address
+    /// ([`crate::transport::interface_ia_names`]).
     pub fn with_conf(path: Option<&Path>, loader: Box<dyn Loader>) -> Registry {
-        let builtin_keys: Vec<ProviderKey> = [false, true]
-            .iter()
-            .map(|&ts| ProviderKey {
-                name: BUILTIN_IA_NAME.as_bytes().to_vec(),
-                major: 1,
-                minor: 2,
-                thread_safe: ts,
-            })
-            .collect();
-        let mut dr: Vec<DrEntry> = builtin_keys
-            .iter()
-            .map(|k| DrEntry {
-                key: k.clone(),
-                opener: Opener::Builtin(DeviceConfig::default()),
-                count: 0,
-                owner: None,
-            })
-            .collect();
+        Self::with_conf_and_interfaces(path, &crate::transport::interface_ia_names(), loader)
+    }
+
+    /// Builds the registry from `path` (none: no dat.conf), with a built-in
+    /// IA for each of `interfaces` besides `tcp0`.
+    ///
+    /// The dat.conf entries come first (listing order and lookup), then the
+    /// automatic built-in IAs: `tcp0`, then the interfaces in the order
+    /// given. An automatic IA whose name a dat.conf entry uses is left out
+    /// altogether (both thread-safety values), so a dat.conf line for, say,
+    /// `eth0` replaces the automatic `eth0` whatever provider it names.
+    pub fn with_conf_and_interfaces(
+        path: Option<&Path>,
+        interfaces: &[String],
+        loader: Box<dyn Loader>,
+    ) -> Registry {
+        let mut dr: Vec<DrEntry> = Vec::new();
         let mut sr: Vec<SrEntry> = Vec::new();
         if let Some(path) = path {
             let entries = match conf::parse_file(path) {
@@ -223,16 +250,14 @@ impl Registry {
                     let params = conf::parse_builtin_params(&entry.instance_data);
                     for u in &params.unknown {
                         tracing::warn!(file = %path.display(), line = entry.line,
-                            "dat.conf: unknown built-in provider parameter '{u}'");
+                            "dat.conf: unknown or malformed built-in provider parameter '{u}' ignored");
                     }
-                    if !dr.iter().any(|d| d.key == key) {
-                        dr.push(DrEntry {
-                            key: key.clone(),
-                            opener: Opener::Builtin(builtin_device(&params)),
-                            count: 0,
-                            owner: None,
-                        });
-                    }
+                    dr.push(DrEntry {
+                        key: key.clone(),
+                        opener: Opener::Builtin(builtin_device(&params)),
+                        count: 0,
+                        owner: None,
+                    });
                 }
                 sr.push(SrEntry {
                     key,
@@ -241,6 +266,30 @@ impl Registry {
                     lib: None,
                     count: 0,
                 });
+            }
+        }
+        let mut builtin_keys = Vec::new();
+        for (name, device) in automatic_ias(interfaces) {
+            let name = name.into_bytes();
+            if sr.iter().any(|e| e.key.name == name) {
+                tracing::debug!(ia = %String::from_utf8_lossy(&name),
+                    "built-in IA replaced by the dat.conf entry of that name");
+                continue;
+            }
+            for thread_safe in [false, true] {
+                let key = ProviderKey {
+                    name: name.clone(),
+                    major: 1,
+                    minor: 2,
+                    thread_safe,
+                };
+                dr.push(DrEntry {
+                    key: key.clone(),
+                    opener: Opener::Builtin(device.clone()),
+                    count: 0,
+                    owner: None,
+                });
+                builtin_keys.push(key);
             }
         }
         let tables = ArcSwap::from_pointee(external_tables(&dr));
@@ -254,7 +303,7 @@ impl Registry {
     }
 
     /// `dat_registry_list_providers`: dat.conf entries in file order, then
-    /// the built-in IAs.
+    /// the built-in IAs (`tcp0` first, then the network interfaces').
     pub fn list(&self) -> Vec<ProviderKey> {
         let sr = lock(&self.sr);
         sr.iter()
@@ -446,7 +495,7 @@ mod tests {
 
     #[test]
     fn builtins_are_listed_and_openable() {
-        let r = Registry::with_conf(None, Box::new(NoLoader));
+        let r = Registry::with_conf_and_interfaces(None, &[], Box::new(NoLoader));
         assert_eq!(r.list(), vec![key("tcp0", 2, false), key("tcp0", 2, true)]);
         let (t, o) = r.begin_open(&key("tcp0", 2, false)).expect("open");
         assert_eq!(o, Opener::Builtin(DeviceConfig::default()));
@@ -633,7 +682,7 @@ mod tests {
         )
         .expect("w");
         drop(f);
-        let r = Registry::with_conf(Some(&path), Box::new(NoLoader));
+        let r = Registry::with_conf_and_interfaces(Some(&path), &[], Box::new(NoLoader));
         let names: Vec<_> = r.list().into_iter().map(|k| k.name).collect();
         assert_eq!(
             names,
@@ -650,5 +699,112 @@ mod tests {
             Err(DatError::of(Type::ProviderNotFound))
         );
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    fn names(r: &Registry) -> Vec<(String, bool)> {
+        r.list()
+            .into_iter()
+            .map(|k| (String::from_utf8_lossy(&k.name).into_owned(), k.thread_safe))
+            .collect()
+    }
+
+    fn pairs(names: &[&str]) -> Vec<(String, bool)> {
+        names
+            .iter()
+            .flat_map(|n| [(n.to_string(), false), (n.to_string(), true)])
+            .collect()
+    }
+
+    fn interfaces(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    fn opener(r: &Registry, name: &str, ts: bool) -> Option<Opener> {
+        let (t, o) = r.begin_open(&key(name, 2, ts)).ok()?;
+        r.release(&t);
+        Some(o)
+    }
+
+    #[test]
+    fn interface_ias_follow_tcp0() {
+        let r = Registry::with_conf_and_interfaces(
+            None,
+            &interfaces(&["eth0", "veth1", "eth0", "tcp0"]),
+            Box::new(NoLoader),
+        );
+        assert_eq!(names(&r), pairs(&["tcp0", "eth0", "veth1"]));
+        for ts in [false, true] {
+            let want = DeviceConfig {
+                netdev: Some("veth1".to_owned()),
+                port: 1,
+                ..DeviceConfig::default()
+            };
+            assert_eq!(opener(&r, "veth1", ts), Some(Opener::Builtin(want)));
+            assert_eq!(
+                opener(&r, "tcp0", ts),
+                Some(Opener::Builtin(DeviceConfig::default()))
+            );
+        }
+        // Like tcp0, they are DR entries: a provider cannot take the key.
+        assert_eq!(
+            r.add_provider(key("eth0", 2, false), external(0x3000)),
+            Err(DatError::of(Type::ProviderAlreadyRegistered))
+        );
+    }
+
+    #[test]
+    fn conf_entries_replace_built_in_ias_of_their_name() {
+        let dir = std::env::temp_dir().join(format!("udapl-reg-if-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("dat.conf");
+        std::fs::write(
+            &path,
+            "eth0 u1.2 nonthreadsafe default builtin udapl.1.2 \"netdev=eth0 family=inet6 crc=on ack=local\" \"\"\n\
+             veth1 u1.2 threadsafe default /nonexistent/libv.so v.1.0 \"\" \"\"\n\
+             tcp0 u1.2 nonthreadsafe default libdat.so.1 udapl.1.2 \"if=lo rnr_timeout=5 bogus=1\" \"\"\n",
+        )
+        .expect("write");
+        let r = Registry::with_conf_and_interfaces(
+            Some(&path),
+            &interfaces(&["eth0", "veth1", "eth2"]),
+            Box::new(NoLoader),
+        );
+        let mut want = vec![
+            ("eth0".to_owned(), false),
+            ("veth1".to_owned(), true),
+            ("tcp0".to_owned(), false),
+        ];
+        want.extend(pairs(&["eth2"]));
+        assert_eq!(names(&r), want);
+        // The dat.conf line, with its options, opens eth0 ...
+        let Some(Opener::Builtin(dev)) = opener(&r, "eth0", false) else {
+            panic!("eth0 is built-in");
+        };
+        assert_eq!(dev.netdev.as_deref(), Some("eth0"));
+        assert_eq!(dev.family, Some(crate::transport::AddressFamily::Inet6));
+        assert!(dev.options.crc && dev.options.local_completion);
+        // ... and the automatic eth0 is gone for both thread-safety values.
+        assert!(opener(&r, "eth0", true).is_none());
+        // A third-party line replaces it too (its library does not load).
+        assert!(opener(&r, "veth1", true).is_none());
+        assert!(opener(&r, "veth1", false).is_none());
+        let Some(Opener::Builtin(dev)) = opener(&r, "tcp0", false) else {
+            panic!("tcp0 is built-in");
+        };
+        assert_eq!(dev.netdev.as_deref(), Some("lo"));
+        assert_eq!(dev.options.rnr_timeout, std::time::Duration::from_millis(5));
+        assert!(opener(&r, "tcp0", true).is_none());
+        assert!(opener(&r, "eth2", true).is_some());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn this_hosts_interfaces_are_listed_after_tcp0() {
+        let r = Registry::with_conf(None, Box::new(NoLoader));
+        let mut want = vec!["tcp0".to_owned()];
+        want.extend(crate::transport::interface_ia_names());
+        let want: Vec<&str> = want.iter().map(String::as_str).collect();
+        assert_eq!(names(&r), pairs(&want));
+        assert!(!want[1..].contains(&"lo"));
     }
 }

@@ -18,7 +18,7 @@
 //!   transport: iWARP over TCP (software) · shm (same host) · rdma-core verbs
 //! ```
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
 use crate::error::{DatError, Result, Sub};
 
@@ -154,29 +154,125 @@ impl TransportKind {
     }
 }
 
+/// Which address of a network interface an IA uses (`family=` in dat.conf).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressFamily {
+    /// IPv4 (`family=inet`).
+    Inet,
+    /// IPv6 (`family=inet6`).
+    Inet6,
+}
+
+impl AddressFamily {
+    /// Parses `inet` or `inet6`.
+    pub fn parse(s: &str) -> Option<AddressFamily> {
+        match s {
+            "inet" => Some(AddressFamily::Inet),
+            "inet6" => Some(AddressFamily::Inet6),
+            _ => None,
+        }
+    }
+}
+
 /// How the built-in provider opens a device: from dat.conf instance data.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct DeviceConfig {
     pub transport: TransportKind,
     /// Network interface whose address is the IA address; `None`: loopback.
     pub netdev: Option<String>,
+    /// Which of the interface's addresses; `None`: IPv4 if it has one, else
+    /// IPv6.
+    pub family: Option<AddressFamily>,
     /// RDMA port number (verbs).
     pub port: u32,
+    /// How the iWARP device behaves on the wire (instance options).
+    pub options: iwarp::device::DeviceOptions,
 }
 
-/// The IA address for a device configuration.
+/// The IA address for a device configuration: the loopback address, or the
+/// address of `cfg.netdev` (see [`pick_address`]).
 pub fn resolve_address(cfg: &DeviceConfig) -> Result<SocketAddr> {
     if cfg.transport == TransportKind::Verbs && !sys::has_rdma_devices() {
         return Err(DatError::resources(Sub::ResourceDevice));
     }
-    let ip = match &cfg.netdev {
-        None => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        Some(name) => sys::interface_address(name).ok_or_else(|| {
-            tracing::warn!(netdev = %name, "network interface not found or has no address");
-            DatError::resources(Sub::ResourceDevice)
-        })?,
+    match &cfg.netdev {
+        None => Ok(match cfg.family {
+            Some(AddressFamily::Inet6) => SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 0),
+            _ => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+        }),
+        Some(name) => {
+            pick_address(&sys::interface_addresses(), name, cfg.family).ok_or_else(|| {
+                tracing::warn!(netdev = %name, family = ?cfg.family,
+                    "network interface not found or has no address of that family");
+                DatError::resources(Sub::ResourceDevice)
+            })
+        }
+    }
+}
+
+/// An IPv6 link-local address (`fe80::/10`): usable only with its scope.
+fn is_link_local_v6(ip: &Ipv6Addr) -> bool {
+    ip.segments()[0] & 0xffc0 == 0xfe80
+}
+
+/// The address (port 0) of interface `name` among `addrs`: with no family
+/// asked for, its first IPv4 address, else IPv6; for IPv6, its first
+/// address that is not link-local, else its first link-local one (with the
+/// scope id, without which it cannot be reached).
+pub(crate) fn pick_address(
+    addrs: &[sys::IfAddr],
+    name: &str,
+    family: Option<AddressFamily>,
+) -> Option<SocketAddr> {
+    let mine = || addrs.iter().filter(move |a| a.name == name);
+    let v4 = || {
+        mine().find_map(|a| match a.ip {
+            IpAddr::V4(ip) => Some(SocketAddr::new(IpAddr::V4(ip), 0)),
+            IpAddr::V6(_) => None,
+        })
     };
-    Ok(SocketAddr::new(ip, 0))
+    let v6 = || {
+        let v6s = || {
+            mine().filter_map(|a| match a.ip {
+                IpAddr::V6(ip) => Some((ip, a.scope_id)),
+                IpAddr::V4(_) => None,
+            })
+        };
+        v6s()
+            .find(|(ip, _)| !is_link_local_v6(ip))
+            .map(|(ip, _)| SocketAddr::V6(SocketAddrV6::new(ip, 0, 0, 0)))
+            .or_else(|| {
+                v6s()
+                    .next()
+                    .map(|(ip, scope)| SocketAddr::V6(SocketAddrV6::new(ip, 0, 0, scope)))
+            })
+    };
+    match family {
+        None => v4().or_else(v6),
+        Some(AddressFamily::Inet) => v4(),
+        Some(AddressFamily::Inet6) => v6(),
+    }
+}
+
+/// The network interfaces that get a built-in IA of their own: up, not
+/// loopback, with an IPv4 address or an IPv6 address that is not
+/// link-local. In the order `getifaddrs` lists them, each once.
+pub fn interface_ia_names() -> Vec<String> {
+    ia_names_of(&sys::interface_addresses())
+}
+
+fn ia_names_of(addrs: &[sys::IfAddr]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for a in addrs {
+        let usable = match a.ip {
+            IpAddr::V4(_) => true,
+            IpAddr::V6(ip) => !is_link_local_v6(&ip),
+        };
+        if a.up && !a.loopback && usable && !names.contains(&a.name) {
+            names.push(a.name.clone());
+        }
+    }
+    names
 }
 
 /// A `struct sockaddr_in` / `sockaddr_in6` in the Linux layout, 8-aligned,
@@ -241,6 +337,138 @@ mod tests {
             let p = port_of_qualifier(q);
             assert!((33_534..65_535).contains(&p));
         }
+    }
+
+    fn ifaddr(name: &str, up: bool, loopback: bool, ip: &str, scope_id: u32) -> sys::IfAddr {
+        sys::IfAddr {
+            name: name.to_owned(),
+            up,
+            loopback,
+            ip: ip.parse().expect("ip"),
+            scope_id,
+        }
+    }
+
+    /// lo (both families), eth0 (link-local first, then IPv4, then a
+    /// global IPv6), v6only (link-local and global IPv6), ll (link-local
+    /// only), down0 (down), v4only.
+    fn host() -> Vec<sys::IfAddr> {
+        vec![
+            ifaddr("lo", true, true, "127.0.0.1", 0),
+            ifaddr("eth0", true, false, "fe80::1", 2),
+            ifaddr("eth0", true, false, "192.0.2.2", 0),
+            ifaddr("lo", true, true, "::1", 0),
+            ifaddr("eth0", true, false, "fd00::2", 0),
+            ifaddr("v6only", true, false, "fe80::5", 3),
+            ifaddr("v6only", true, false, "2001:db8::5", 0),
+            ifaddr("ll", true, false, "fe80::7", 4),
+            ifaddr("down0", false, false, "10.9.9.9", 0),
+            ifaddr("v4only", true, false, "10.0.0.1", 0),
+            ifaddr("eth0:1", true, false, "192.0.2.3", 0),
+        ]
+    }
+
+    fn sa(s: &str) -> Option<SocketAddr> {
+        Some(s.parse().expect("socket address"))
+    }
+
+    #[test]
+    fn interface_address_prefers_ipv4_then_global_ipv6() {
+        let h = host();
+        let inet6 = Some(AddressFamily::Inet6);
+        let inet = Some(AddressFamily::Inet);
+        assert_eq!(pick_address(&h, "eth0", None), sa("192.0.2.2:0"));
+        assert_eq!(pick_address(&h, "eth0", inet), sa("192.0.2.2:0"));
+        assert_eq!(pick_address(&h, "eth0", inet6), sa("[fd00::2]:0"));
+        assert_eq!(pick_address(&h, "eth0:1", None), sa("192.0.2.3:0"));
+        // An interface with only IPv6 resolves to it, with no family asked for.
+        assert_eq!(pick_address(&h, "v6only", None), sa("[2001:db8::5]:0"));
+        assert_eq!(pick_address(&h, "v6only", inet6), sa("[2001:db8::5]:0"));
+        assert_eq!(pick_address(&h, "v6only", inet), None);
+        // Link-local only: that address, with its scope.
+        let ll = Some(SocketAddr::V6(SocketAddrV6::new(
+            "fe80::7".parse().expect("ip"),
+            0,
+            0,
+            4,
+        )));
+        assert_eq!(pick_address(&h, "ll", None), ll);
+        assert_eq!(pick_address(&h, "ll", inet6), ll);
+        assert_eq!(pick_address(&h, "v4only", inet6), None);
+        assert_eq!(pick_address(&h, "lo", None), sa("127.0.0.1:0"));
+        assert_eq!(pick_address(&h, "lo", inet6), sa("[::1]:0"));
+        // A named interface that is down still has its address.
+        assert_eq!(pick_address(&h, "down0", None), sa("10.9.9.9:0"));
+        assert_eq!(pick_address(&h, "nosuch", None), None);
+        assert_eq!(pick_address(&h, "eth", None), None);
+        assert_eq!(pick_address(&[], "eth0", None), None);
+    }
+
+    #[test]
+    fn interface_ias_are_up_non_loopback_with_a_usable_address() {
+        assert_eq!(ia_names_of(&host()), ["eth0", "v6only", "v4only", "eth0:1"]);
+        assert!(ia_names_of(&[]).is_empty());
+    }
+
+    #[test]
+    fn loopback_address_by_family() {
+        let mut cfg = DeviceConfig::default();
+        assert_eq!(resolve_address(&cfg).ok(), sa("127.0.0.1:0"));
+        cfg.family = Some(AddressFamily::Inet);
+        assert_eq!(resolve_address(&cfg).ok(), sa("127.0.0.1:0"));
+        cfg.family = Some(AddressFamily::Inet6);
+        assert_eq!(resolve_address(&cfg).ok(), sa("[::1]:0"));
+        cfg.netdev = Some("no-such-interface0".to_owned());
+        assert_eq!(
+            resolve_address(&cfg),
+            Err(DatError::resources(Sub::ResourceDevice))
+        );
+    }
+
+    /// Through getifaddrs: the loopback interface's IPv4 address (and its
+    /// IPv6 one when the host has IPv6).
+    #[test]
+    fn resolve_address_of_this_hosts_loopback() {
+        let all = sys::interface_addresses();
+        let Some(lo) = all.iter().find(|a| a.loopback).map(|a| a.name.clone()) else {
+            return;
+        };
+        let mut cfg = DeviceConfig {
+            netdev: Some(lo.clone()),
+            ..DeviceConfig::default()
+        };
+        assert_eq!(resolve_address(&cfg).ok(), sa("127.0.0.1:0"));
+        cfg.family = Some(AddressFamily::Inet6);
+        let has_v6 = all.iter().any(|a| a.name == lo && a.ip.is_ipv6());
+        assert_eq!(resolve_address(&cfg).is_ok(), has_v6);
+        for name in interface_ia_names() {
+            let cfg = DeviceConfig {
+                netdev: Some(name.clone()),
+                ..DeviceConfig::default()
+            };
+            assert!(resolve_address(&cfg).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn sockaddr_in6_layout_is_linux() {
+        let ip: Ipv6Addr = "fe80::1:2:3:4".parse().expect("ip");
+        let a = SocketAddr::V6(SocketAddrV6::new(ip, 4791, 0x0001_2345, 7));
+        let s = SockAddrStorage::from(a);
+        // struct sockaddr_in6 { sa_family_t sin6_family; in_port_t sin6_port;
+        //   uint32_t sin6_flowinfo; struct in6_addr sin6_addr; uint32_t sin6_scope_id; }
+        assert_eq!(&s.bytes[0..2], &AF_INET6.to_ne_bytes());
+        assert_eq!(&s.bytes[2..4], &4791u16.to_be_bytes());
+        assert_eq!(&s.bytes[4..8], &0x0001_2345u32.to_be_bytes());
+        assert_eq!(&s.bytes[8..24], &ip.octets());
+        assert_eq!(&s.bytes[24..28], &7u32.to_ne_bytes());
+        assert_eq!(&s.bytes[28..32], &[0; 4]);
+        assert_eq!(std::mem::size_of::<libc::sockaddr_in6>(), 28);
+        assert_eq!(std::mem::offset_of!(libc::sockaddr_in6, sin6_addr), 8);
+        assert_eq!(std::mem::offset_of!(libc::sockaddr_in6, sin6_scope_id), 24);
+        assert!(std::mem::size_of::<SockAddrStorage>() >= 28);
+        assert_eq!(std::mem::align_of::<SockAddrStorage>(), 8);
+        assert_eq!(i32::from(AF_INET6), libc::AF_INET6);
     }
 
     #[test]

@@ -5,15 +5,31 @@
 use std::ffi::CStr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// The first address of network interface `name` (IPv4 preferred).
-pub(crate) fn interface_address(name: &str) -> Option<IpAddr> {
+/// One address of a network interface, as `getifaddrs` reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct IfAddr {
+    /// Interface name (its label for an IPv4 alias, e.g. `eth0:1`).
+    pub name: String,
+    /// `IFF_UP`.
+    pub up: bool,
+    /// `IFF_LOOPBACK`.
+    pub loopback: bool,
+    pub ip: IpAddr,
+    /// The IPv6 scope (interface index for link-local addresses); 0 for IPv4.
+    pub scope_id: u32,
+}
+
+/// Every IPv4 and IPv6 address of every network interface, in the order
+/// `getifaddrs` lists them. Interfaces whose name is not UTF-8 (which no
+/// dat.conf line can name) are left out; so is everything when
+/// `getifaddrs` fails.
+pub(crate) fn interface_addresses() -> Vec<IfAddr> {
     let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs writes a list head into `head`; freed below.
     if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return None;
+        return Vec::new();
     }
-    let mut v4 = None;
-    let mut v6 = None;
+    let mut out = Vec::new();
     let mut cur = head;
     while !cur.is_null() {
         // SAFETY: `cur` is a node of the list getifaddrs returned and is not freed yet.
@@ -24,26 +40,34 @@ pub(crate) fn interface_address(name: &str) -> Option<IpAddr> {
         }
         // SAFETY: ifa_name is a NUL-terminated string owned by the list.
         let ifname = unsafe { CStr::from_ptr(ifa.ifa_name) };
-        if ifname.to_bytes() != name.as_bytes() {
-            continue;
-        }
+        let Ok(name) = ifname.to_str() else { continue };
         // SAFETY: ifa_addr points at a sockaddr whose family tells its real type.
         let family = i32::from(unsafe { (*ifa.ifa_addr).sa_family });
-        if family == libc::AF_INET && v4.is_none() {
+        let (ip, scope_id) = if family == libc::AF_INET {
             // SAFETY: family AF_INET means the pointee is a sockaddr_in.
             let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
-            v4 = Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
-                sin.sin_addr.s_addr,
-            ))));
-        } else if family == libc::AF_INET6 && v6.is_none() {
+            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+            (IpAddr::V4(ip), 0)
+        } else if family == libc::AF_INET6 {
             // SAFETY: family AF_INET6 means the pointee is a sockaddr_in6.
             let sin6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
-            v6 = Some(IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)));
-        }
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            (IpAddr::V6(ip), sin6.sin6_scope_id)
+        } else {
+            continue;
+        };
+        let flags = ifa.ifa_flags;
+        out.push(IfAddr {
+            name: name.to_owned(),
+            up: flags & libc::IFF_UP as libc::c_uint != 0,
+            loopback: flags & libc::IFF_LOOPBACK as libc::c_uint != 0,
+            ip,
+            scope_id,
+        });
     }
     // SAFETY: `head` came from getifaddrs and is freed once.
     unsafe { libc::freeifaddrs(head) };
-    v4.or(v6)
+    out
 }
 
 /// True if the kernel exposes any RDMA device.
@@ -51,4 +75,23 @@ pub(crate) fn has_rdma_devices() -> bool {
     std::fs::read_dir("/sys/class/infiniband")
         .map(|mut d| d.next().is_some())
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The loopback interface is there on any Linux host (containers
+    /// included) with 127.0.0.1.
+    #[test]
+    fn getifaddrs_finds_loopback() {
+        let all = interface_addresses();
+        let lo = all
+            .iter()
+            .find(|a| a.ip == IpAddr::V4(Ipv4Addr::LOCALHOST))
+            .expect("127.0.0.1 is listed");
+        assert!(lo.up && lo.loopback, "{lo:?}");
+        assert_eq!(lo.scope_id, 0);
+        assert!(all.iter().all(|a| !a.name.is_empty()));
+    }
 }
