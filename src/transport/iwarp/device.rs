@@ -433,7 +433,7 @@ fn connect_done(stream: &TcpStream) -> Option<std::io::Result<()>> {
 /// peer breaks the connection.
 fn tune_socket(stream: &TcpStream, o: &DeviceOptions) -> std::io::Result<()> {
     let secs = |d: Duration| d.as_secs().clamp(1, i32::MAX as u64) as libc::c_int;
-    let ms = |d: Duration| d.as_millis().clamp(1, u32::MAX as u128) as libc::c_uint;
+    let ms = |d: Duration| d.as_millis().clamp(1, i32::MAX as u128) as libc::c_uint;
     setsockopt_int(stream, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
     setsockopt_int(
         stream,
