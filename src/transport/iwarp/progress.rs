@@ -384,6 +384,7 @@ mod tests {
     struct Count {
         runs: AtomicUsize,
         act: AtomicU64,
+        sleeping: std::sync::atomic::AtomicBool,
         sock: UnixStream,
         again: Mutex<Option<Instant>>,
     }
@@ -399,6 +400,9 @@ mod tests {
         }
         fn activity(&self) -> u64 {
             self.act.load(Ordering::SeqCst)
+        }
+        fn attended(&self) -> bool {
+            self.sleeping.load(Ordering::SeqCst)
         }
     }
 
@@ -416,6 +420,7 @@ mod tests {
         let c = Arc::new(Count {
             runs: AtomicUsize::new(0),
             act: AtomicU64::new(0),
+            sleeping: std::sync::atomic::AtomicBool::new(false),
             sock: b,
             again: Mutex::new(None),
         });
@@ -436,19 +441,24 @@ mod tests {
         reg.schedule(Instant::now() + Duration::from_millis(20));
         until("run at the time", || c.runs.load(Ordering::SeqCst) > base);
 
-        // An application drives it: the thread steps aside while the
-        // counter moves, and runs it once it stops.
-        c.act.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(5));
+        // An application thread sleeps on it: the thread steps aside
+        // however long that lasts, and runs it once the sleeper is gone.
+        c.sleeping.store(true, Ordering::SeqCst);
         let base = c.runs.load(Ordering::SeqCst);
         (&peer).write_all(b"y").expect("write");
-        let end = Instant::now() + Duration::from_millis(30);
-        while Instant::now() < end {
-            c.act.fetch_add(1, Ordering::SeqCst);
-            std::thread::sleep(Duration::from_micros(100));
-        }
+        std::thread::sleep(Duration::from_millis(40));
         assert_eq!(c.runs.load(Ordering::SeqCst), base, "stepped aside");
-        until("run once the application stops", || {
+        c.sleeping.store(false, Ordering::SeqCst);
+        until("run once the application is gone", || {
+            c.runs.load(Ordering::SeqCst) > base
+        });
+
+        // An application polls it: a moved counter sends the thread away
+        // (looked at once, then later).
+        let base = c.runs.load(Ordering::SeqCst);
+        c.act.fetch_add(1, Ordering::SeqCst);
+        (&peer).write_all(b"z").expect("write");
+        until("run after stepping aside once", || {
             c.runs.load(Ordering::SeqCst) > base
         });
         drop(reg);
