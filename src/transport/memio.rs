@@ -452,6 +452,82 @@ pub fn send_plan(fd: BorrowedFd<'_>, plan: &IoPlan<'_>, flags: i32) -> Result<us
     }
 }
 
+/// Sends several plans back to back as one stream (several FPDUs in one
+/// `sendmsg` where they fit [`IOV_CHUNK`] entries), as [`send_plan`] does
+/// for one. Returns the bytes sent in all, or an error if none were.
+pub fn send_plans(fd: BorrowedFd<'_>, plans: &[IoPlan<'_>], flags: i32) -> Result<usize, IoError> {
+    let fd = fd.as_raw_fd();
+    let mut at = 0;
+    let mut rest = match plans.first() {
+        Some(p) => p.shallow(),
+        None => return Ok(0),
+    };
+    let mut done = 0;
+    let mut chunk = [const { MaybeUninit::<libc::iovec>::uninit() }; IOV_CHUNK];
+    loop {
+        // Fill from the current plan on, as far as the array goes.
+        let mut count = 0;
+        let mut bytes = 0usize;
+        let whole;
+        let mut i = at;
+        loop {
+            let p = if i == at { rest.shallow() } else { plans[i].shallow() };
+            let (c, b) = p.fill_uninit(&mut chunk[count..]);
+            count += c;
+            bytes += b;
+            if (b as u64) < p.len() {
+                whole = false;
+                break;
+            }
+            i += 1;
+            if i == plans.len() || count == IOV_CHUNK || bytes >= MAX_CALL_BYTES / 2 {
+                whole = i == plans.len();
+                break;
+            }
+        }
+        if bytes == 0 {
+            return Ok(done);
+        }
+        // SAFETY: fill_uninit initialised the first `count` entries, and
+        // `MaybeUninit<iovec>` has the layout of `iovec`.
+        let iov = unsafe { std::slice::from_raw_parts_mut(chunk.as_mut_ptr().cast(), count) };
+        let more = if whole { 0 } else { libc::MSG_MORE };
+        match msg_call(fd, iov, flags | more | libc::MSG_NOSIGNAL, true) {
+            Ok(n) => {
+                done += n;
+                // Step over what went out.
+                let mut left = n as u64;
+                while left > 0 {
+                    let l = rest.len();
+                    if left < l {
+                        rest.advance(left as usize);
+                        left = 0;
+                    } else {
+                        left -= l;
+                        at += 1;
+                        if at == plans.len() {
+                            return Ok(done);
+                        }
+                        rest = plans[at].shallow();
+                    }
+                }
+                while rest.is_empty() {
+                    at += 1;
+                    if at == plans.len() {
+                        return Ok(done);
+                    }
+                    rest = plans[at].shallow();
+                }
+                if n < bytes {
+                    return Ok(done);
+                }
+            }
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => return Ok(done),
+        }
+    }
+}
+
 /// Receives from a stream socket into the plan with `recvmsg`, as `readv`
 /// would: [`IOV_CHUNK`] iovecs per call, looping while each call fills
 /// everything it was given. Returns the bytes received (less than

@@ -533,7 +533,19 @@ enum LastTx {
     None,
     /// The last FPDU of send-queue entry `seq`, completing locally.
     Complete(u64),
+    /// The Terminate: once written the connection is over.
+    Terminate,
     Other,
+}
+
+/// Names an FPDU [`Conn::next_tx`] planned, for [`Conn::tx_written`] once
+/// its bytes are written: several plans may be in flight at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxToken(LastTx);
+
+impl TxToken {
+    /// A token that completes nothing.
+    pub const NONE: TxToken = TxToken(LastTx::None);
 }
 
 /// What the segment under reception does when it is done.
@@ -924,7 +936,7 @@ impl Conn {
                 self.tx_msn[2] += 1;
                 plan.inline[..self.term_len].copy_from_slice(&self.term[..self.term_len]);
                 plan.inline_len = self.term_len;
-                return self.start(plan, &h, LastTx::Other);
+                return self.start(plan, &h, LastTx::Terminate);
             }
             ConnState::Established => {}
         }
@@ -1122,7 +1134,20 @@ impl Conn {
 
     /// The last plan from [`Conn::next_tx`] has been written completely.
     pub fn tx_done(&mut self, sink: &mut impl FnMut(Wc)) {
-        match std::mem::replace(&mut self.last_tx, LastTx::None) {
+        let t = self.tx_token();
+        self.tx_written(t, sink);
+    }
+
+    /// Takes the token of the last plan from [`Conn::next_tx`], so that
+    /// another can be planned before this one is written.
+    pub fn tx_token(&mut self) -> TxToken {
+        TxToken(std::mem::replace(&mut self.last_tx, LastTx::None))
+    }
+
+    /// The plan `t` names has been written completely (plans are written
+    /// in the order they were planned).
+    pub fn tx_written(&mut self, t: TxToken, sink: &mut impl FnMut(Wc)) {
+        match t.0 {
             LastTx::Complete(seq) => {
                 let i = self.slot(seq);
                 if self.sq[i].state == Slot::Sent {
@@ -1130,10 +1155,12 @@ impl Conn {
                 }
                 self.retire(sink);
             }
+            LastTx::Terminate => {
+                if self.state == ConnState::Terminating {
+                    self.state = ConnState::Broken;
+                }
+            }
             LastTx::Other | LastTx::None => {}
-        }
-        if self.state == ConnState::Terminating && self.term_sent {
-            self.state = ConnState::Broken;
         }
     }
 
