@@ -1175,7 +1175,8 @@ impl Conn {
         }
     }
 
-    /// A Terminate arrived: complete the request it names, flush the rest.
+    /// A Terminate arrived: the Sends and Writes before the request it names
+    /// succeeded, that request completes with the error, the rest is flushed.
     fn terminated(&mut self, n: usize, sink: &mut impl FnMut(Wc)) -> Fault {
         self.state = ConnState::Broken;
         let body = &self.rx_inline[..n];
@@ -1200,6 +1201,9 @@ impl Conn {
             })
         });
         if let Some(seq) = target {
+            // The peer processed the stream in order up to the request it
+            // names: the Sends and Writes before it were placed.
+            self.acknowledge(seq);
             let i = self.slot(seq);
             self.sq[i].state = Slot::Done(status_of(error));
         }
