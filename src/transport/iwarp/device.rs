@@ -415,8 +415,18 @@ fn tune_socket(stream: &TcpStream, o: &DeviceOptions) -> std::io::Result<()> {
     let secs = |d: Duration| d.as_secs().clamp(1, i32::MAX as u64) as libc::c_int;
     let ms = |d: Duration| d.as_millis().clamp(1, u32::MAX as u128) as libc::c_uint;
     setsockopt_int(stream, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
-    setsockopt_int(stream, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, secs(o.keepalive_idle))?;
-    setsockopt_int(stream, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, secs(o.keepalive_interval))?;
+    setsockopt_int(
+        stream,
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPIDLE,
+        secs(o.keepalive_idle),
+    )?;
+    setsockopt_int(
+        stream,
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPINTVL,
+        secs(o.keepalive_interval),
+    )?;
     setsockopt_int(
         stream,
         libc::IPPROTO_TCP,
