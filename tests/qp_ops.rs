@@ -33,8 +33,8 @@ use common::qp::{
 use udapl::keys::KeyFault;
 use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::verbs::{
-    Access, CompletionQueue, Device, PostError, QpState, RecvWr, SendOp, SendWr, Sge, Wc, WcOp,
-    WcStatus,
+    Access, CompletionQueue, Device, DeviceError, PostError, QpConfig, QpState, RecvWr, SendOp,
+    SendWr, Sge, Wc, WcOp, WcStatus,
 };
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
@@ -911,7 +911,6 @@ fn more_sges_than_the_device_max_is_too_many_sge() {
 }
 
 #[test]
-#[ignore = "bug: SGE counts are checked against max(max_send_sge, max_recv_sge), not each queue its own"]
 fn sge_limits_are_per_queue() {
     // Fewer send elements than receive elements, and the reverse.
     let qa = QpOpts {
@@ -949,6 +948,51 @@ fn sge_limits_are_per_queue() {
         Err(PostError::TooManySge),
         "3 elements on a receive queue of 2"
     );
+    // Each queue takes up to its own limit: 8 elements from b's send queue
+    // into 8 on a's receive queue, 2 from a's into 2 on b's.
+    let eight_a: Vec<Sge> = (0..8).map(|i| ma.sge(4 * i, 4)).collect();
+    let eight_b: Vec<Sge> = (0..8).map(|i| mb.sge(3 * i, 3)).collect();
+    a.post_recv(3, &eight_a);
+    b.post_send(4, send(false), &eight_b);
+    b.post_recv(5, &three_b[..2]);
+    a.post_send(6, send(false), &three_a[..2]);
+    assert_eq!(
+        p.wait_wc(&a.rcq, "8-element receive"),
+        wc(3, Success, WcOp::Recv, 24, a.num())
+    );
+    assert_eq!(
+        p.wait_wc(&b.scq, "8-element send"),
+        wc(4, Success, WcOp::Send, 24, b.num())
+    );
+    assert_eq!(
+        p.wait_wc(&b.rcq, "2-element receive"),
+        wc(5, Success, WcOp::Recv, 2, b.num())
+    );
+    assert_eq!(
+        p.wait_wc(&a.scq, "2-element send"),
+        wc(6, Success, WcOp::Send, 2, a.num())
+    );
+    // Neither queue may ask for more than the device's 8.
+    for (send_sge, recv_sge) in [(9, 8), (8, 9)] {
+        let r = a.dev.create_qp(QpConfig {
+            pd: a.pd,
+            send_cq: a.scq.clone(),
+            recv_cq: a.rcq.clone(),
+            srq: None,
+            send_depth: 4,
+            recv_depth: 4,
+            max_send_sge: send_sge,
+            max_recv_sge: recv_sge,
+            ird: 1,
+            ord: 1,
+            cm: Arc::new(Rec::default()),
+        });
+        assert_eq!(
+            r.err(),
+            Some(DeviceError::Invalid),
+            "max_send_sge {send_sge}, max_recv_sge {recv_sge}"
+        );
+    }
 }
 
 #[test]
@@ -958,7 +1002,7 @@ fn queue_pairs_take_as_many_sges_as_the_device_advertises() {
     let max = dev.capabilities().max_sge;
     let pd = dev.alloc_pd().expect("pd");
     let cq = dev.create_cq(16).expect("cq");
-    let r = dev.create_qp(udapl::transport::verbs::QpConfig {
+    let r = dev.create_qp(QpConfig {
         pd,
         send_cq: cq.clone(),
         recv_cq: cq,
@@ -1181,10 +1225,7 @@ fn reject_delivers_the_private_data_to_the_initiator() {
     drive_for(&devs, Duration::from_millis(30), || {});
     assert!(a.rec.take().is_empty(), "one event");
     assert!(lrec.take().is_empty());
-    assert_eq!(
-        l.reject(id, b""),
-        Err(udapl::transport::verbs::DeviceError::NotFound)
-    );
+    assert_eq!(l.reject(id, b""), Err(DeviceError::NotFound));
 }
 
 #[test]

@@ -601,7 +601,10 @@ impl Device for IwarpDevice {
     }
 
     fn create_qp(&self, cfg: QpConfig) -> Result<Arc<dyn QueuePair>, DeviceError> {
-        if cfg.srq.is_some() || cfg.max_send_sge as usize > MAX_SGE {
+        if cfg.srq.is_some()
+            || cfg.max_send_sge as usize > MAX_SGE
+            || cfg.max_recv_sge as usize > MAX_SGE
+        {
             return Err(DeviceError::Invalid);
         }
         self.check_pd(cfg.pd)?;
@@ -1532,6 +1535,10 @@ impl QueuePair for IwarpQp {
         let Phase::Up(up) = &mut inner.phase else {
             return Err(PostError::State);
         };
+        // The engine checks against the larger of the two queues' limits.
+        if wr.sgl.len() > self.cfg.max_send_sge as usize {
+            return Err(PostError::TooManySge);
+        }
         up.conn.post_send(wr, &dev.keys)?;
         // Write what the socket takes now; the rest goes out on progress.
         let _ = self.pump_tx(up);
@@ -1542,6 +1549,9 @@ impl QueuePair for IwarpQp {
         let dev = self.dev.upgrade().ok_or(PostError::State)?;
         let mut inner = lock(&self.inner);
         match &mut inner.phase {
+            Phase::Up(_) if wr.sgl.len() > self.cfg.max_recv_sge as usize => {
+                Err(PostError::TooManySge)
+            }
             Phase::Up(up) => up.conn.post_recv(wr, &dev.keys),
             Phase::Idle | Phase::Connecting { .. } | Phase::Accepting { .. } => {
                 if wr.sgl.len() > self.cfg.max_recv_sge as usize {
