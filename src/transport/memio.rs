@@ -471,7 +471,11 @@ pub fn send_plans(fd: BorrowedFd<'_>, plans: &[IoPlan<'_>], flags: i32) -> Resul
         let whole;
         let mut i = at;
         loop {
-            let p = if i == at { rest.shallow() } else { plans[i].shallow() };
+            let p = if i == at {
+                rest.shallow()
+            } else {
+                plans[i].shallow()
+            };
             let (c, b) = p.fill_uninit(&mut chunk[count..]);
             count += c;
             bytes += b;

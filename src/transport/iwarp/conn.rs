@@ -1400,7 +1400,8 @@ impl Conn {
         }
     }
 
-    /// A Terminate arrived: complete the request it names, flush the rest.
+    /// A Terminate arrived: the Sends and Writes before the request it names
+    /// succeeded, that request completes with the error, the rest is flushed.
     fn terminated(&mut self, n: usize, sink: &mut impl FnMut(Wc)) -> Fault {
         self.state = ConnState::Broken;
         let body = &self.rx_inline[..n];
@@ -1426,6 +1427,9 @@ impl Conn {
             })
         });
         if let Some(seq) = target {
+            // The peer processed the stream in order up to the request it
+            // names: the Sends and Writes before it were placed.
+            self.acknowledge(seq);
             let i = self.slot(seq);
             self.sq[i].state = Slot::Done(status_of(error));
         }

@@ -1800,6 +1800,10 @@ impl QueuePair for IwarpQp {
         if up.closing.is_some() {
             return Err(PostError::State);
         }
+        // The engine checks against the larger of the two queues' limits.
+        if wr.sgl.len() > self.cfg.max_send_sge as usize {
+            return Err(PostError::TooManySge);
+        }
         up.conn.post_send(wr, &dev.keys)?;
         // Write what the socket takes now; the rest goes out on progress.
         let _ = self.pump_tx(up);
@@ -1814,6 +1818,9 @@ impl QueuePair for IwarpQp {
         }
         let mut inner = lock(&self.inner);
         match &mut inner.phase {
+            Phase::Up(_) if wr.sgl.len() > self.cfg.max_recv_sge as usize => {
+                Err(PostError::TooManySge)
+            }
             Phase::Up(up) => {
                 up.conn.post_recv(wr, &dev.keys)?;
                 if up.not_ready.is_some() {
