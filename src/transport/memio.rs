@@ -456,12 +456,42 @@ pub fn send_plan(fd: BorrowedFd<'_>, plan: &IoPlan<'_>, flags: i32) -> Result<us
 /// `sendmsg` where they fit [`IOV_CHUNK`] entries), as [`send_plan`] does
 /// for one. Returns the bytes sent in all, or an error if none were.
 pub fn send_plans(fd: BorrowedFd<'_>, plans: &[IoPlan<'_>], flags: i32) -> Result<usize, IoError> {
+    send_plans_with(fd, plans.len(), |i| plans[i].shallow(), flags)
+}
+
+/// [`send_plans`] over a list whose entries are all `Some` (a fixed-size
+/// array partly used).
+pub fn send_plans_opt(
+    fd: BorrowedFd<'_>,
+    plans: &[Option<IoPlan<'_>>],
+    flags: i32,
+) -> Result<usize, IoError> {
+    if plans.iter().any(Option::is_none) {
+        return Err(IoError::Other(libc::EINVAL));
+    }
+    send_plans_with(
+        fd,
+        plans.len(),
+        |i| match &plans[i] {
+            Some(p) => p.shallow(),
+            None => unreachable!("checked above"),
+        },
+        flags,
+    )
+}
+
+fn send_plans_with<'a>(
+    fd: BorrowedFd<'_>,
+    nplans: usize,
+    plan: impl Fn(usize) -> IoPlan<'a>,
+    flags: i32,
+) -> Result<usize, IoError> {
     let fd = fd.as_raw_fd();
     let mut at = 0;
-    let mut rest = match plans.first() {
-        Some(p) => p.shallow(),
-        None => return Ok(0),
-    };
+    if nplans == 0 {
+        return Ok(0);
+    }
+    let mut rest = plan(0);
     let mut done = 0;
     let mut chunk = [const { MaybeUninit::<libc::iovec>::uninit() }; IOV_CHUNK];
     loop {
@@ -474,7 +504,7 @@ pub fn send_plans(fd: BorrowedFd<'_>, plans: &[IoPlan<'_>], flags: i32) -> Resul
             let p = if i == at {
                 rest.shallow()
             } else {
-                plans[i].shallow()
+                plan(i)
             };
             let (c, b) = p.fill_uninit(&mut chunk[count..]);
             count += c;
@@ -484,8 +514,8 @@ pub fn send_plans(fd: BorrowedFd<'_>, plans: &[IoPlan<'_>], flags: i32) -> Resul
                 break;
             }
             i += 1;
-            if i == plans.len() || count == IOV_CHUNK || bytes >= MAX_CALL_BYTES / 2 {
-                whole = i == plans.len();
+            if i == nplans || count == IOV_CHUNK || bytes >= MAX_CALL_BYTES / 2 {
+                whole = i == nplans;
                 break;
             }
         }
@@ -509,18 +539,18 @@ pub fn send_plans(fd: BorrowedFd<'_>, plans: &[IoPlan<'_>], flags: i32) -> Resul
                     } else {
                         left -= l;
                         at += 1;
-                        if at == plans.len() {
+                        if at == nplans {
                             return Ok(done);
                         }
-                        rest = plans[at].shallow();
+                        rest = plan(at);
                     }
                 }
                 while rest.is_empty() {
                     at += 1;
-                    if at == plans.len() {
+                    if at == nplans {
                         return Ok(done);
                     }
-                    rest = plans[at].shallow();
+                    rest = plan(at);
                 }
                 if n < bytes {
                     return Ok(done);

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use super::conn::{
     Conn, ConnConfig, ConnState, Fault, RecvRing, RqEntry, RxAction, RxPlan, SharedRecv, TxPlan,
-    MAX_SGE,
+    TxToken, MAX_SGE,
 };
 use super::cq::{Cq, Feeder};
 use super::progress::{self, Reg, Run, Source};
@@ -1046,7 +1046,64 @@ struct TxCur {
     payload: u64,
     trailer: [u8; 8],
     trailer_len: usize,
+    /// Bytes of it written.
     sent: u64,
+    token: TxToken,
+}
+
+impl Default for TxCur {
+    fn default() -> TxCur {
+        TxCur {
+            head: [0; 128],
+            head_len: 0,
+            segs: [RawSeg::default(); MAX_SGE],
+            nsegs: 0,
+            payload: 0,
+            trailer: [0; 8],
+            trailer_len: 0,
+            sent: 0,
+            token: TxToken::NONE,
+        }
+    }
+}
+
+impl TxCur {
+    fn total(&self) -> u64 {
+        (self.head_len + self.trailer_len) as u64 + self.payload
+    }
+
+    /// Its bytes not yet written.
+    fn plan(&self) -> Option<IoPlan<'_>> {
+        let mut p = IoPlan::send(
+            &self.head[..self.head_len],
+            &self.segs[..self.nsegs],
+            0,
+            self.payload,
+            &self.trailer[..self.trailer_len],
+        )?;
+        p.advance(self.sent as usize);
+        Some(p)
+    }
+}
+
+/// Most FPDUs planned ahead and written together.
+const TX_BATCH: usize = 8;
+/// Bytes after which no more FPDUs are planned into a batch.
+const TX_BATCH_BYTES: u64 = 256 * 1024;
+
+/// FPDUs planned and being written, in order.
+#[derive(Default)]
+struct TxBatch {
+    fpdus: [TxCur; TX_BATCH],
+    /// Planned, and written completely.
+    n: usize,
+    done: usize,
+}
+
+impl TxBatch {
+    fn busy(&self) -> bool {
+        self.done < self.n
+    }
 }
 
 /// Where the current segment's payload goes.
@@ -1068,7 +1125,7 @@ struct Up {
     conn: Conn,
     crc: bool,
     txplan: TxPlan,
-    tx: Option<TxCur>,
+    tx: Box<TxBatch>,
     reader: FpduReader,
     rxplan: RxPlan,
     rx: RxCur,
@@ -1234,7 +1291,7 @@ impl IwarpQp {
             conn,
             crc,
             txplan: TxPlan::new(),
-            tx: None,
+            tx: Box::default(),
             reader: FpduReader::new(crc),
             rxplan: RxPlan::new(),
             rx: RxCur::None,
@@ -1245,7 +1302,51 @@ impl IwarpQp {
         Some(Ev::Established(est.private_data))
     }
 
-    /// Writes FPDUs until the engine has none or the socket is full.
+    /// Plans the engine's next FPDU into `cur`. False: nothing to send.
+    fn plan_fpdu(up: &mut Up, cur: &mut TxCur) -> Result<bool, ()> {
+        if !up.conn.next_tx(&mut up.txplan) {
+            return Ok(false);
+        }
+        let h = up.txplan.head();
+        let i = up.txplan.inline();
+        cur.head[..h.len()].copy_from_slice(h);
+        cur.head[h.len()..h.len() + i.len()].copy_from_slice(i);
+        cur.head_len = h.len() + i.len();
+        cur.payload = 0;
+        for (k, p) in up.txplan.pieces().iter().enumerate() {
+            cur.segs[k] = RawSeg {
+                addr: p.addr,
+                len: p.len,
+            };
+            cur.payload += p.len;
+        }
+        cur.nsegs = up.txplan.pieces().len();
+        if up.crc {
+            let plan = &mut up.txplan;
+            let mut bad = false;
+            memio::digest_segs(&cur.segs[..cur.nsegs], 0, cur.payload, |b| {
+                bad |= plan.payload(b).is_err();
+            })
+            .map_err(|_| ())?;
+            if bad {
+                return Err(());
+            }
+        } else if cur.payload > 0 {
+            up.txplan
+                .payload_crc(cur.payload as usize, 0)
+                .map_err(|_| ())?;
+        }
+        let t = up.txplan.trailer().map_err(|_| ())?;
+        cur.trailer[..t.len()].copy_from_slice(t);
+        cur.trailer_len = t.len();
+        cur.sent = 0;
+        cur.token = up.conn.tx_token();
+        Ok(true)
+    }
+
+    /// Writes FPDUs until the engine has none or the socket is full. The
+    /// FPDUs ready at once (a Send, the ack read behind it, the response
+    /// to the peer's ack read) leave in one `sendmsg`, so in one segment.
     fn pump_tx(&self, up: &mut Up) -> Result<bool, ()> {
         if up.hold_tx {
             return Ok(false);
@@ -1253,75 +1354,58 @@ impl IwarpQp {
         let mut any = false;
         let mut sink = self.sink();
         loop {
-            if up.tx.is_none() {
-                if !up.conn.next_tx(&mut up.txplan) {
+            if up.tx.done == up.tx.n {
+                up.tx.done = 0;
+                up.tx.n = 0;
+                let mut bytes = 0u64;
+                while up.tx.n < TX_BATCH && bytes < TX_BATCH_BYTES {
+                    let mut cur = std::mem::take(&mut up.tx.fpdus[up.tx.n]);
+                    let planned = Self::plan_fpdu(up, &mut cur);
+                    let total = cur.total();
+                    up.tx.fpdus[up.tx.n] = cur;
+                    if !planned? {
+                        break;
+                    }
+                    bytes += total;
+                    up.tx.n += 1;
+                }
+                if up.tx.n == 0 {
                     return Ok(any);
                 }
-                let mut cur = TxCur {
-                    head: [0; 128],
-                    head_len: 0,
-                    segs: [RawSeg::default(); MAX_SGE],
-                    nsegs: 0,
-                    payload: 0,
-                    trailer: [0; 8],
-                    trailer_len: 0,
-                    sent: 0,
-                };
-                let h = up.txplan.head();
-                let i = up.txplan.inline();
-                cur.head[..h.len()].copy_from_slice(h);
-                cur.head[h.len()..h.len() + i.len()].copy_from_slice(i);
-                cur.head_len = h.len() + i.len();
-                for (k, p) in up.txplan.pieces().iter().enumerate() {
-                    cur.segs[k] = RawSeg {
-                        addr: p.addr,
-                        len: p.len,
-                    };
-                    cur.payload += p.len;
-                }
-                cur.nsegs = up.txplan.pieces().len();
-                if up.crc {
-                    let plan = &mut up.txplan;
-                    let mut bad = false;
-                    memio::digest_segs(&cur.segs[..cur.nsegs], 0, cur.payload, |b| {
-                        bad |= plan.payload(b).is_err();
-                    })
-                    .map_err(|_| ())?;
-                    if bad {
-                        return Err(());
-                    }
-                } else if cur.payload > 0 {
-                    up.txplan
-                        .payload_crc(cur.payload as usize, 0)
-                        .map_err(|_| ())?;
-                }
-                let t = up.txplan.trailer().map_err(|_| ())?;
-                cur.trailer[..t.len()].copy_from_slice(t);
-                cur.trailer_len = t.len();
-                up.tx = Some(cur);
             }
-            let Some(cur) = up.tx.as_mut() else {
-                return Ok(any);
+            let r = {
+                let b = &up.tx;
+                let plans: [Option<IoPlan<'_>>; TX_BATCH] = std::array::from_fn(|k| {
+                    let i = b.done + k;
+                    (i < b.n).then(|| b.fpdus[i].plan()).flatten()
+                });
+                let mut list = [const { None::<IoPlan<'_>> }; TX_BATCH];
+                let mut count = 0;
+                for p in plans.into_iter().flatten() {
+                    list[count] = Some(p);
+                    count += 1;
+                }
+                if count != b.n - b.done {
+                    return Err(());
+                }
+                memio::send_plans_opt(up.stream.as_fd(), &list[..count], libc::MSG_DONTWAIT)
             };
-            let Some(mut plan) = IoPlan::send(
-                &cur.head[..cur.head_len],
-                &cur.segs[..cur.nsegs],
-                0,
-                cur.payload,
-                &cur.trailer[..cur.trailer_len],
-            ) else {
-                return Err(());
-            };
-            let total = plan.len();
-            plan.advance(cur.sent as usize);
-            match memio::send_plan(up.stream.as_fd(), &plan, libc::MSG_DONTWAIT) {
+            match r {
                 Ok(n) => {
                     any |= n > 0;
-                    cur.sent += n as u64;
-                    if cur.sent == total {
-                        up.tx = None;
-                        up.conn.tx_done(&mut sink);
-                    } else {
+                    let mut left = n as u64;
+                    while left > 0 && up.tx.done < up.tx.n {
+                        let cur = &mut up.tx.fpdus[up.tx.done];
+                        let take = left.min(cur.total() - cur.sent);
+                        cur.sent += take;
+                        left -= take;
+                        if cur.sent == cur.total() {
+                            let t = cur.token;
+                            up.tx.done += 1;
+                            up.conn.tx_written(t, &mut sink);
+                        }
+                    }
+                    if up.tx.done < up.tx.n {
                         return Ok(any);
                     }
                 }
@@ -1678,7 +1762,7 @@ impl IwarpQp {
                     }
                     Outcome::Terminated => {
                         up.conn.flush(&mut sink);
-                        if up.tx.is_none() {
+                        if !up.tx.busy() {
                             // The Terminate is out: close gracefully so the
                             // peer reads it before the end of stream.
                             let _ = up.stream.shutdown(Shutdown::Write);
@@ -1714,7 +1798,7 @@ impl IwarpQp {
     /// progress thread without the lock).
     fn note_tx(&self, inner: &Inner) {
         let (blocked, sock) = match &inner.phase {
-            Phase::Up(up) => (up.tx.is_some(), Some(&up.stream)),
+            Phase::Up(up) => (up.tx.busy(), Some(&up.stream)),
             Phase::Connecting { tcp_up, stream, .. } => (!tcp_up, Some(stream)),
             _ => (false, None),
         };
