@@ -1621,7 +1621,28 @@ fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_b
         remote_addr: raddr,
         rkey,
     };
-    for i in 0..WRITES {
+    // A first Write completes while the peer runs; then the peer is frozen
+    // and the rest is posted: it cannot finish before the kill.
+    a.post_send(0, whole, &[src.sge(0, PEER_MEM)]);
+    posted.push((0, WcOp::RdmaWrite));
+    let mut seen: Vec<Wc> = Vec::new();
+    let drain = |seen: &mut Vec<Wc>| {
+        while let Some(w) = poll_one(&a.scq) {
+            seen.push(w);
+        }
+    };
+    spin(&devs, "the first completion", || {
+        drain(&mut seen);
+        !seen.is_empty()
+    });
+    // Frozen, its receive buffer fills: its death is a reset, and the set
+    // of outstanding requests is known exactly.
+    // SAFETY: signalling our own child process.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGSTOP) }, 0);
+    spin_for(&[], "the peer to stop", DEADLINE, || {
+        all_threads_stopped(pid)
+    });
+    for i in 1..WRITES {
         a.post_send(i, whole, &[src.sge(0, PEER_MEM)]);
         posted.push((i, WcOp::RdmaWrite));
         if i == 4 {
@@ -1635,25 +1656,6 @@ fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_b
             posted.push((101, WcOp::Send));
         }
     }
-    let mut seen: Vec<Wc> = Vec::new();
-    let drain = |seen: &mut Vec<Wc>| {
-        while let Some(w) = poll_one(&a.scq) {
-            seen.push(w);
-        }
-    };
-    spin(&devs, "the first completion", || {
-        drain(&mut seen);
-        !seen.is_empty()
-    });
-    // Freeze the peer mid-transfer, let what it already answered arrive,
-    // then kill it: what is still outstanding now can only be flushed.
-    // (Frozen first, its receive buffer fills: its death is a reset, and
-    // the set of outstanding requests is known exactly.)
-    // SAFETY: signalling our own child process.
-    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGSTOP) }, 0);
-    spin_for(&[], "the peer to stop", DEADLINE, || {
-        all_threads_stopped(pid)
-    });
     drive_for(&devs, Duration::from_millis(150), || drain(&mut seen));
     let before = seen.len();
     assert!(

@@ -501,11 +501,7 @@ fn send_plans_with<'a>(
         let whole;
         let mut i = at;
         loop {
-            let p = if i == at {
-                rest.shallow()
-            } else {
-                plan(i)
-            };
+            let p = if i == at { rest.shallow() } else { plan(i) };
             let (c, b) = p.fill_uninit(&mut chunk[count..]);
             count += c;
             bytes += b;

@@ -1086,6 +1086,14 @@ impl TxCur {
     }
 }
 
+/// Largest peek at an FPDU boundary: small messages (and the ack reads
+/// and responses travelling with them) arrive whole in one.
+const PEEK_MAX: usize = 2048;
+/// Peek while a large transfer streams: just the next header.
+const PEEK_MIN: usize = 128;
+/// Receive sink for bytes already taken from a peek.
+const SCRATCH: usize = 256;
+
 /// Most FPDUs planned ahead and written together.
 const TX_BATCH: usize = 8;
 /// Bytes after which no more FPDUs are planned into a batch.
@@ -1134,6 +1142,15 @@ struct Up {
     not_ready: Option<(Segment, Instant)>,
     /// A graceful disconnect waits for the send queue to finish until then.
     closing: Option<Instant>,
+    /// Bytes peeked from the socket at an FPDU boundary (batched receive).
+    peek: [u8; PEEK_MAX],
+    /// How much the next peek asks for.
+    peek_len: usize,
+    /// Where header, trailer and inline bytes already taken from a peek
+    /// are received to (and dropped).
+    scratch: [u8; SCRATCH],
+    /// Completions of a batch, held until its payload has landed.
+    rx_wcs: Vec<Wc>,
     /// Responder without RTR: nothing may be sent before the initiator's
     /// first FPDU arrives.
     hold_tx: bool,
@@ -1297,6 +1314,10 @@ impl IwarpQp {
             rx: RxCur::None,
             not_ready: None,
             closing: None,
+            peek: [0; PEEK_MAX],
+            peek_len: PEEK_MAX,
+            scratch: [0; SCRATCH],
+            rx_wcs: Vec::with_capacity((self.cfg.send_depth + self.cfg.recv_depth) as usize + 16),
             hold_tx,
         }));
         Some(Ev::Established(est.private_data))
@@ -1441,6 +1462,16 @@ impl IwarpQp {
             }
         }
         loop {
+            if up.reader.at_boundary() && up.rx_wcs.is_empty() {
+                match self.rx_batch(up, keys, &dev) {
+                    Batch::More => {
+                        any = true;
+                        continue;
+                    }
+                    Batch::Empty => return (any, Outcome::Ok),
+                    Batch::End(o) => return (true, o),
+                }
+            }
             match up.reader.need() {
                 RxNeed::Header(_) | RxNeed::Trailer(_) => {
                     let r = (&*up.stream).read(up.reader.spare());
@@ -1557,9 +1588,196 @@ impl IwarpQp {
         }
     }
 
+    /// At an FPDU boundary: peeks what has arrived, runs the engine over
+    /// the whole FPDUs (and the start of a partial one) in it, and takes
+    /// exactly those bytes off the socket with one `recvmsg` whose iovecs
+    /// put payload straight into the application's buffers and the rest
+    /// into a scratch area. Two system calls however many FPDUs arrived
+    /// together. Completions are held until the `recvmsg` has placed the
+    /// payload they report.
+    fn rx_batch(&self, up: &mut Up, keys: &KeyTable, dev: &IwarpDevice) -> Batch {
+        let want = up.peek_len.min(PEEK_MAX);
+        // SAFETY: `peek` is our own buffer of at least `want` bytes.
+        let n = unsafe {
+            libc::recv(
+                up.stream.as_raw_fd(),
+                up.peek.as_mut_ptr().cast(),
+                want,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        let n = match n {
+            0 => return Batch::End(Outcome::Eof),
+            n if n > 0 => n as usize,
+            _ => {
+                return match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::EINTR) => Batch::Empty,
+                    _ => Batch::End(Outcome::Broken),
+                }
+            }
+        };
+        up.hold_tx = false;
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; memio::IOV_CHUNK];
+        let mut niov = 0usize;
+        // Whether the last iovec is a scratch one (to extend).
+        let mut last_scratch = false;
+        let scratch = up.scratch.as_mut_ptr();
+        let discard = |iov: &mut [libc::iovec], niov: &mut usize, last: &mut bool, len: usize| {
+            if len == 0 {
+                return;
+            }
+            if *last && iov[*niov - 1].iov_len + len <= SCRATCH {
+                iov[*niov - 1].iov_len += len;
+            } else {
+                iov[*niov] = libc::iovec {
+                    iov_base: scratch.cast(),
+                    iov_len: len,
+                };
+                *niov += 1;
+                *last = true;
+            }
+        };
+        let mut pos = 0usize;
+        let mut end: Option<Outcome> = None;
+        // Taken out while the engine runs (and put back, capacity kept).
+        let mut wcs = std::mem::take(&mut up.rx_wcs);
+        let mut hold = |wc: Wc| wcs.push(wc);
+        while pos < n && end.is_none() && niov + MAX_SGE + 2 < memio::IOV_CHUNK {
+            match up.reader.need() {
+                RxNeed::Header(_) | RxNeed::Trailer(_) => {
+                    let spare = up.reader.spare();
+                    let take = spare.len().min(n - pos);
+                    spare[..take].copy_from_slice(&up.peek[pos..pos + take]);
+                    discard(&mut iov, &mut niov, &mut last_scratch, take);
+                    pos += take;
+                    match up.reader.commit(take) {
+                        Ok(None) => {}
+                        Ok(Some(RxEvent::Segment(seg))) => {
+                            match Self::take_segment_in(up, &seg, keys, &mut hold) {
+                                Ok(true) => {}
+                                Ok(false) => {
+                                    let until = Instant::now() + dev.rnr_timeout();
+                                    up.stream.wake_at(until);
+                                    up.not_ready = Some((seg, until));
+                                    self.rnr_waiting.store(true, Ordering::Release);
+                                    end = Some(Outcome::Ok);
+                                }
+                                Err(()) => end = Some(Outcome::Broken),
+                            }
+                        }
+                        Ok(Some(RxEvent::Done)) => {
+                            up.rx = RxCur::None;
+                            if let Err(f) = up.conn.rx_done(&mut hold) {
+                                end = Some(fault_outcome(f));
+                            }
+                        }
+                        Err(e) => {
+                            match e.term() {
+                                Some(t) => _ = up.conn.refuse(t, up.reader.segment(), &mut hold),
+                                None => up.conn.flush(&mut hold),
+                            }
+                            end = Some(Outcome::Broken);
+                        }
+                    }
+                }
+                RxNeed::Payload(left) => {
+                    let mut take = left.min(n - pos);
+                    let placed = match &mut up.rx {
+                        RxCur::Place { segs, nsegs, off } => {
+                            let Some(plan) =
+                                IoPlan::recv(&mut [], &segs[..*nsegs], *off, take as u64, &mut [])
+                            else {
+                                end = Some(Outcome::Broken);
+                                break;
+                            };
+                            let (c, b) = plan.fill(&mut iov[niov..]);
+                            niov += c;
+                            last_scratch = false;
+                            take = b;
+                            *off += b as u64;
+                            if up.crc {
+                                up.reader.placed(&up.peek[pos..pos + take])
+                            } else {
+                                up.reader.placed_crc(take, 0)
+                            }
+                        }
+                        RxCur::Inline { len, off } => {
+                            take = take.min(*len - *off);
+                            let o = *off;
+                            up.conn.rx_inline()[o..o + take]
+                                .copy_from_slice(&up.peek[pos..pos + take]);
+                            *off += take;
+                            discard(&mut iov, &mut niov, &mut last_scratch, take);
+                            up.reader.placed(&up.peek[pos..pos + take])
+                        }
+                        RxCur::None => {
+                            end = Some(Outcome::Broken);
+                            break;
+                        }
+                    };
+                    pos += take;
+                    if placed.is_err() {
+                        up.conn.flush(&mut hold);
+                        end = Some(Outcome::Broken);
+                    }
+                    if take == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        // Take exactly the bytes the engine consumed.
+        if pos > 0 {
+            let mut msg: libc::msghdr = unsafe_zeroed_msghdr();
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = niov as _;
+            // SAFETY: the iovecs name our scratch buffer (written and
+            // ignored) and application memory the engine checked against
+            // the key table; the kernel writes through them and reports an
+            // unwritable one as EFAULT. The bytes are there (peeked).
+            let got = unsafe { libc::recvmsg(up.stream.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT) };
+            if got < 0 || got as usize != pos {
+                let mut sink = self.sink();
+                for wc in wcs.drain(..) {
+                    sink(wc);
+                }
+                up.rx_wcs = wcs;
+                up.conn.flush(&mut sink);
+                return Batch::End(Outcome::Broken);
+            }
+        }
+        // The next peek: small while a large payload streams in.
+        up.peek_len = match up.reader.need() {
+            RxNeed::Payload(left) if left > PEEK_MAX => PEEK_MIN,
+            _ => PEEK_MAX,
+        };
+        let mut sink = self.sink();
+        for wc in wcs.drain(..) {
+            sink(wc);
+        }
+        up.rx_wcs = wcs;
+        match end {
+            Some(o @ Outcome::Ok) if up.not_ready.is_some() => Batch::End(o),
+            Some(o) => Batch::End(o),
+            None => Batch::More,
+        }
+    }
+
     /// Hands a segment header to the engine. False: no receive (retry).
     fn take_segment(
         &self,
+        up: &mut Up,
+        seg: &Segment,
+        keys: &KeyTable,
+        sink: &mut impl FnMut(Wc),
+    ) -> Result<bool, ()> {
+        Self::take_segment_in(up, seg, keys, sink)
+    }
+
+    fn take_segment_in(
         up: &mut Up,
         seg: &Segment,
         keys: &KeyTable,
@@ -1811,6 +2029,21 @@ impl IwarpQp {
             }
         }
     }
+}
+
+/// How a batched receive ended.
+enum Batch {
+    /// FPDUs were taken; look again.
+    More,
+    /// Nothing has arrived.
+    Empty,
+    End(Outcome),
+}
+
+fn unsafe_zeroed_msghdr() -> libc::msghdr {
+    // SAFETY: an all-zero msghdr (no address, no iovecs, no control data)
+    // is valid.
+    unsafe { std::mem::zeroed() }
 }
 
 fn fault_outcome(_f: Fault) -> Outcome {
