@@ -767,6 +767,17 @@ impl Conn {
         (self.sq_tail - self.sq_head) as usize
     }
 
+    /// True when all the connection has to send are responses to
+    /// zero-length Read Requests (acknowledgements): they may wait a little
+    /// for outbound data to travel with.
+    pub fn only_acks_due(&self) -> bool {
+        self.state == ConnState::Established
+            && self.ird.len > 0
+            && self.ird.iter().all(|r| r.size == 0)
+            && !self.sq_ready()
+            && !self.ack_pending
+    }
+
     /// Asks for an acknowledgement of everything transmitted so far, even
     /// if unsignalled (a graceful close waits for the send queue to retire).
     pub fn request_ack(&mut self) {

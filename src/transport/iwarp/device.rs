@@ -681,6 +681,7 @@ impl Device for IwarpDevice {
             overrun: AtomicBool::new(false),
             tx_blocked: AtomicBool::new(false),
             rnr_waiting: AtomicBool::new(false),
+            acks_due: AtomicBool::new(false),
             srq: srq.clone(),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
@@ -1177,6 +1178,8 @@ pub struct IwarpQp {
     tx_blocked: AtomicBool,
     /// A Send waits for a receive (receiver not ready).
     rnr_waiting: AtomicBool,
+    /// Acknowledgements wait for the polling application's next step.
+    acks_due: AtomicBool,
     /// The shared receive queue the connection takes receives from.
     srq: Option<Arc<IwarpSrq>>,
     inner: Mutex<Inner>,
@@ -1812,6 +1815,13 @@ impl IwarpQp {
     /// Runs the connection once; returns whether anything happened and the
     /// event to report.
     fn step(&self, inner: &mut Inner) -> (bool, Option<Ev>) {
+        self.step_with(inner, false)
+    }
+
+    /// [`IwarpQp::step`]; with `defer_acks` (an application is polling and
+    /// will step again soon), acknowledgements the receive side produced
+    /// wait for the next step or post, to travel with outbound data.
+    fn step_with(&self, inner: &mut Inner, defer_acks: bool) -> (bool, Option<Ev>) {
         let now = Instant::now();
         match std::mem::replace(&mut inner.phase, Phase::Closed) {
             Phase::Idle => {
@@ -1930,12 +1940,22 @@ impl IwarpQp {
                     let (a, o) = self.pump_rx(&mut up);
                     any |= a;
                     out = o;
-                    // Responses and Terminates the receive side queued.
-                    match self.pump_tx(&mut up) {
-                        Ok(a) => any |= a,
-                        Err(()) => {
-                            if matches!(out, Outcome::Ok | Outcome::Terminated) {
-                                out = Outcome::Broken;
+                    // Responses and Terminates the receive side queued
+                    // (acknowledgements may wait for the next post).
+                    let wait = defer_acks
+                        && matches!(out, Outcome::Ok)
+                        && up.closing.is_none()
+                        && up.conn.only_acks_due();
+                    if self.acks_due.load(Ordering::Relaxed) != wait {
+                        self.acks_due.store(wait, Ordering::Relaxed);
+                    }
+                    if !wait {
+                        match self.pump_tx(&mut up) {
+                            Ok(a) => any |= a,
+                            Err(()) => {
+                                if matches!(out, Outcome::Ok | Outcome::Terminated) {
+                                    out = Outcome::Broken;
+                                }
                             }
                         }
                     }
@@ -2000,8 +2020,12 @@ impl IwarpQp {
     }
 
     fn run(&self, inner: MutexGuard<'_, Inner>) -> bool {
+        self.run_with(inner, false)
+    }
+
+    fn run_with(&self, inner: MutexGuard<'_, Inner>, defer_acks: bool) -> bool {
         let mut inner = inner;
-        let (any, ev) = self.step(&mut inner);
+        let (any, ev) = self.step_with(&mut inner, defer_acks);
         self.note_tx(&inner);
         drop(inner);
         if let Some(ev) = ev {
@@ -2051,10 +2075,12 @@ fn fault_outcome(_f: Fault) -> Outcome {
 }
 
 impl Feeder for IwarpQp {
+    /// An application polls: acknowledgements may wait for its next poll
+    /// or post (the progress thread sends them if it stops polling).
     fn progress(&self) -> bool {
         match self.inner.try_lock() {
-            Ok(g) => self.run(g),
-            Err(std::sync::TryLockError::Poisoned(p)) => self.run(p.into_inner()),
+            Ok(g) => self.run_with(g, true),
+            Err(std::sync::TryLockError::Poisoned(p)) => self.run_with(p.into_inner(), true),
             Err(std::sync::TryLockError::WouldBlock) => false,
         }
     }
@@ -2090,6 +2116,7 @@ impl Source for IwarpQp {
     fn attended(&self) -> bool {
         (self.send_cq.attended() || self.recv_cq.attended())
             && !self.tx_blocked.load(Ordering::Relaxed)
+            && !self.acks_due.load(Ordering::Relaxed)
     }
 }
 
@@ -2847,6 +2874,31 @@ mod tests {
         );
         b.dev.dealloc_window(w).expect("free window");
         assert_eq!(b.dev.dealloc_window(w), Err(DeviceError::NotFound));
+    }
+
+    /// A receiver's poll leaves the acknowledgement of a Send for its next
+    /// step; if it never polls again, the progress thread sends it.
+    #[test]
+    fn an_acknowledgement_left_by_a_poller_that_stops_still_goes_out() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let dst = vec![0u8; 64];
+        let md = reg(b, &dst);
+        b.qp.post_recv(&RecvWr {
+            wr_id: 5,
+            sgl: &[sge(&md, 64)],
+        })
+        .expect("recv");
+        let src = pattern(64, 2);
+        let ms = reg(a, &src);
+        send(a, 6, &ms, 64);
+        // The receiver polls until its receive completes, then stops.
+        let w = wait_wc(&[], &b.cq);
+        assert_eq!((w.wr_id, w.status), (5, WcStatus::Success));
+        let t = Instant::now();
+        let w = wait_wc(&[], &a.cq);
+        assert_eq!((w.wr_id, w.status), (6, WcStatus::Success));
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     }
 
     #[test]
