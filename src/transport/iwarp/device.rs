@@ -1822,7 +1822,8 @@ impl IwarpQp {
     /// will step again soon), acknowledgements the receive side produced
     /// wait for the next step or post, to travel with outbound data.
     fn step_with(&self, inner: &mut Inner, defer_acks: bool) -> (bool, Option<Ev>) {
-        let now = Instant::now();
+        // Read only where a deadline matters (not on every poll).
+        let now = Instant::now;
         match std::mem::replace(&mut inner.phase, Phase::Closed) {
             Phase::Idle => {
                 inner.phase = Phase::Idle;
@@ -1876,7 +1877,7 @@ impl IwarpQp {
                         Fed::Nothing | Fed::Progress => {}
                     }
                 }
-                if now >= deadline {
+                if now() >= deadline {
                     self.flush_pre_recv(inner);
                     return (true, Some(Ev::TimedOut));
                 }
@@ -1901,7 +1902,7 @@ impl IwarpQp {
                     self.flush_pre_recv(inner);
                     (true, Some(Ev::AcceptFailed))
                 }
-                Fed::Nothing | Fed::Progress if now >= deadline => {
+                Fed::Nothing | Fed::Progress if now() >= deadline => {
                     self.flush_pre_recv(inner);
                     (true, Some(Ev::AcceptFailed))
                 }
@@ -1920,7 +1921,7 @@ impl IwarpQp {
                     match (&*stream).read(&mut buf) {
                         Ok(0) => return (true, None),
                         Ok(_) => {}
-                        Err(e) if e.kind() == ErrorKind::WouldBlock && now < deadline => {
+                        Err(e) if e.kind() == ErrorKind::WouldBlock && now() < deadline => {
                             inner.phase = Phase::Draining { stream, deadline };
                             return (false, None);
                         }
@@ -1970,13 +1971,13 @@ impl IwarpQp {
                 match out {
                     Outcome::Ok if up.closing.is_some() => {
                         let done = up.conn.send_outstanding() == 0;
-                        if done || up.closing.is_some_and(|t| now >= t) {
+                        if done || up.closing.is_some_and(|t| now() >= t) {
                             up.conn.flush(&mut sink);
                             let _ = up.stream.shutdown(Shutdown::Write);
-                            up.stream.wake_at(now + DRAIN_TIMEOUT);
+                            up.stream.wake_at(now() + DRAIN_TIMEOUT);
                             inner.phase = Phase::Draining {
                                 stream: up.stream,
-                                deadline: now + DRAIN_TIMEOUT,
+                                deadline: now() + DRAIN_TIMEOUT,
                             };
                             (true, Some(Ev::Disconnected))
                         } else {
@@ -2004,10 +2005,10 @@ impl IwarpQp {
                             // The Terminate is out: close gracefully so the
                             // peer reads it before the end of stream.
                             let _ = up.stream.shutdown(Shutdown::Write);
-                            up.stream.wake_at(now + DRAIN_TIMEOUT);
+                            up.stream.wake_at(now() + DRAIN_TIMEOUT);
                             inner.phase = Phase::Draining {
                                 stream: up.stream,
-                                deadline: now + DRAIN_TIMEOUT,
+                                deadline: now() + DRAIN_TIMEOUT,
                             };
                         } else {
                             set_linger_zero(&up.stream);

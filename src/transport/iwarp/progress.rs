@@ -28,6 +28,10 @@
 //!   wake it, which on a small machine would preempt the poller) and looks
 //!   again after 1 ms, doubling up to 8 ms while the application stays
 //!   active. A source nobody polls is run at once.
+//! - Priority: the thread runs at nice 19, so that on a machine whose
+//!   cores are all busy with polling application threads it does not take
+//!   a core from one of them (it still gets a share, so connections nobody
+//!   polls keep moving).
 //! - Locks: the engine's own mutex guards the source table and the timer
 //!   heap, and is never held while a source runs. Sources may register,
 //!   unregister and schedule while holding their own locks (order: source
@@ -38,6 +42,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -88,6 +93,10 @@ struct Entry {
     fd: RawFd,
     /// How long to stay away next while an application drives it.
     aside: Duration,
+    /// Set while the thread stays away (a recheck is scheduled).
+    away: Arc<AtomicBool>,
+    /// When the thread last saw the activity counter move.
+    moved_at: Option<Instant>,
 }
 
 struct Table {
@@ -155,6 +164,7 @@ pub struct Reg {
     engine: Arc<Engine>,
     token: u64,
     fd: RawFd,
+    away: Arc<AtomicBool>,
 }
 
 /// Watches `fd` (edge-triggered, input and output) and runs `src` when it
@@ -162,6 +172,7 @@ pub struct Reg {
 pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Reg> {
     let engine = engine()?;
     let seen = src.upgrade().map_or(0, |s| s.activity());
+    let away = Arc::new(AtomicBool::new(false));
     let (token, start) = {
         let mut t = lock(&engine.table);
         let token = t.next_token;
@@ -177,6 +188,8 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
                 due: None,
                 fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
                 aside: STEP_ASIDE,
+                away: away.clone(),
+                moved_at: None,
             },
         );
         let start = !t.running;
@@ -204,6 +217,7 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
         engine,
         token,
         fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+        away,
     })
 }
 
@@ -230,8 +244,12 @@ impl Reg {
 impl Reg {
     /// Output waits for socket space: wake the thread when the socket
     /// becomes writable. No user-space lock (the owner calls it when its
-    /// output first blocks).
+    /// output first blocks). Nothing to do while the thread stays away
+    /// from an application-driven source: its recheck sees the output.
     pub fn want_output(&self) {
+        if self.away.load(Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: the descriptor stays open while its `Reg` lives.
         let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
         let mut ev = EpollEvent::new(interest(true), self.token);
@@ -265,6 +283,13 @@ pub fn running() -> bool {
 }
 
 fn serve(engine: Arc<Engine>) {
+    // The lowest priority of the normal class: the thread only fills in
+    // for applications, so it must not take a core from one that polls.
+    // SAFETY: plain system calls on this thread (gettid cannot fail).
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
+    }
     let mut events = [EpollEvent::empty(); 64];
     let mut due: Vec<u64> = Vec::with_capacity(64);
     loop {
@@ -327,7 +352,7 @@ fn serve(engine: Arc<Engine>) {
 
 /// Runs one source unless an application drives it.
 fn run_one(engine: &Engine, tok: u64) {
-    let (src, seen, aside) = {
+    let (src, seen, aside, moved_at) = {
         let t = lock(&engine.table);
         let Some(e) = t.entries.get(&tok) else {
             return;
@@ -335,14 +360,21 @@ fn run_one(engine: &Engine, tok: u64) {
         let Some(src) = e.src.upgrade() else {
             return;
         };
-        (src, e.seen, e.aside)
+        (src, e.seen, e.aside, e.moved_at)
     };
     let act = src.activity();
-    let driven = act != seen || src.attended();
+    let now = Instant::now();
+    // Driven: the counter moved since the last look, a thread sleeps on
+    // the queues, or the counter moved less than STEP_ASIDE ago (a poller
+    // that merely lost its core to this thread has not stopped).
+    let moved = act != seen;
+    let driven = moved
+        || src.attended()
+        || moved_at.is_some_and(|t| now.saturating_duration_since(t) < STEP_ASIDE);
     let run = if driven {
         // Leave the descriptor disarmed; look again later.
         Run {
-            at: Some(Instant::now() + aside),
+            at: Some(now + aside),
             output: false,
         }
     } else {
@@ -351,6 +383,10 @@ fn run_one(engine: &Engine, tok: u64) {
     let mut t = lock(&engine.table);
     if let Some(e) = t.entries.get_mut(&tok) {
         e.seen = act;
+        if moved {
+            e.moved_at = Some(now);
+        }
+        e.away.store(driven, Ordering::Relaxed);
         if driven {
             e.aside = (aside * 2).min(STEP_ASIDE_MAX);
         } else {
