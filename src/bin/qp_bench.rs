@@ -221,7 +221,16 @@ const NO_WC: Wc = Wc {
     solicited: false,
 };
 
-/// Busy-polls one CQ, handing out completions one at a time.
+/// Waiting style of the current run: busy-polling, or sleeping (ours on
+/// the CQ's wait descriptor after arming it, raw TCP in blocking reads).
+static BLOCKING: AtomicBool = AtomicBool::new(false);
+
+fn blocking() -> bool {
+    BLOCKING.load(Ordering::Relaxed)
+}
+
+/// Polls one CQ (busy, or sleeping on it), handing out completions one at
+/// a time.
 struct Poller {
     cq: Arc<dyn CompletionQueue>,
     buf: [Wc; 32],
@@ -261,6 +270,26 @@ impl Poller {
         loop {
             if let Some(wc) = self.try_next()? {
                 return Ok(wc);
+            }
+            if blocking() {
+                // Arm, look once more, then sleep until a completion is
+                // signalled or data arrives for the queue pairs (which the
+                // next poll turns into completions).
+                self.cq.arm(false);
+                if let Some(wc) = self.try_next()? {
+                    return Ok(wc);
+                }
+                self.cq.waiting(true);
+                let mut fds = [nix::poll::PollFd::new(
+                    self.cq.wait_fd(),
+                    nix::poll::PollFlags::POLLIN,
+                )];
+                let r = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1000u16));
+                self.cq.waiting(false);
+                if r.is_err() || Instant::now() > end {
+                    return Err("timed out waiting for a completion".into());
+                }
+                continue;
             }
             spins = spins.wrapping_add(1);
             if spins % 1024 == 0 && Instant::now() > end {
@@ -319,7 +348,8 @@ fn tcp_pair() -> R<(TcpStream, TcpStream)> {
     let (s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
     for x in [&c, &s] {
         x.set_nodelay(true).map_err(|e| e.to_string())?;
-        x.set_nonblocking(true).map_err(|e| e.to_string())?;
+        x.set_nonblocking(!blocking()).map_err(|e| e.to_string())?;
+        x.set_read_timeout(Some(WAIT)).map_err(|e| e.to_string())?;
     }
     Ok((c, s))
 }
@@ -614,7 +644,12 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
             bar.wait();
             let end = Instant::now() + WAIT * 3;
             while !stop.load(Ordering::Acquire) {
-                pb.try_next()?;
+                // A blocking target sleeps: the transport serves it.
+                if blocking() {
+                    std::thread::sleep(Duration::from_millis(1));
+                } else {
+                    pb.try_next()?;
+                }
                 if Instant::now() > end {
                     return Err("rdma target: timed out".into());
                 }
@@ -735,6 +770,8 @@ fn qp_conn_rate(d: &Devs, count: usize) -> R<f64> {
 
 struct Row {
     pattern: &'static str,
+    /// Waiting style: "busy" or "block".
+    wait: &'static str,
     size: usize,
     unit: &'static str,
     ours: f64,
@@ -756,8 +793,30 @@ fn size_str(n: usize) -> String {
 /// Patterns to run: those whose group (`latency`, `write`, `read`, `rate`,
 /// `conn`) is named on the command line, or all.
 fn wanted(group: &str) -> bool {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "busy" && a != "block")
+        .collect();
     args.is_empty() || args.iter().any(|a| a == group)
+}
+
+fn wanted_style(s: &str) -> bool {
+    std::env::args().skip(1).any(|a| a == s)
+}
+
+fn style() -> &'static str {
+    if blocking() {
+        "block"
+    } else {
+        "busy"
+    }
+}
+
+/// Runs a measurement three times; the median.
+fn median(mut f: impl FnMut() -> R<f64>) -> R<f64> {
+    let mut v = [f()?, f()?, f()?];
+    v.sort_by(|a, b| a.total_cmp(b));
+    Ok(v[1])
 }
 
 fn run() -> R<Vec<Row>> {
@@ -774,11 +833,12 @@ fn run() -> R<Vec<Row>> {
         &[]
     };
     for &(len, warm, iters) in lat {
-        let ours = qp_pingpong(&d, len, warm, iters)
-            .map_err(|e| format!("ping-pong {len} B: {e}"))?
-            * 0.5e6;
-        let tcp = tcp_pingpong(len, warm, iters)? * 0.5e6;
+        let ours = median(|| {
+            qp_pingpong(&d, len, warm, iters).map_err(|e| format!("ping-pong {len} B: {e}"))
+        })? * 0.5e6;
+        let tcp = median(|| tcp_pingpong(len, warm, iters))? * 0.5e6;
         rows.push(Row {
+            wait: style(),
             pattern: "ping-pong latency (RTT/2)",
             size: len,
             unit: "us",
@@ -794,10 +854,13 @@ fn run() -> R<Vec<Row>> {
         &[]
     };
     for &(len, count) in writes {
-        let ours = qp_rdma(&d, false, len, count).map_err(|e| format!("write {len} B: {e}"))? / 1e9;
-        let tcp = tcp_stream(len, count)? / 1e9;
+        let ours =
+            median(|| qp_rdma(&d, false, len, count).map_err(|e| format!("write {len} B: {e}")))?
+                / 1e9;
+        let tcp = median(|| tcp_stream(len, count))? / 1e9;
         streams.push((len, count, tcp));
         rows.push(Row {
+            wait: style(),
             pattern: "RDMA Write bandwidth",
             size: len,
             unit: "GB/s",
@@ -812,9 +875,12 @@ fn run() -> R<Vec<Row>> {
         &[]
     };
     for &(len, count) in reads {
-        let ours = qp_rdma(&d, true, len, count).map_err(|e| format!("read {len} B: {e}"))? / 1e9;
-        let tcp = tcp_stream(len, count)? / 1e9;
+        let ours =
+            median(|| qp_rdma(&d, true, len, count).map_err(|e| format!("read {len} B: {e}")))?
+                / 1e9;
+        let tcp = median(|| tcp_stream(len, count))? / 1e9;
         rows.push(Row {
+            wait: style(),
             pattern: "RDMA Read bandwidth",
             size: len,
             unit: "GB/s",
@@ -824,9 +890,11 @@ fn run() -> R<Vec<Row>> {
         });
     }
     if wanted("rate") {
-        let ours = qp_msg_rate(&d, 64, 100_000).map_err(|e| format!("messages: {e}"))? / 1e6;
-        let tcp = tcp_msg_rate(64, 100_000)? / 1e6;
+        let ours =
+            median(|| qp_msg_rate(&d, 64, 100_000).map_err(|e| format!("messages: {e}")))? / 1e6;
+        let tcp = median(|| tcp_msg_rate(64, 100_000))? / 1e6;
         rows.push(Row {
+            wait: style(),
             pattern: "message rate (window 8)",
             size: 64,
             unit: "Mmsg/s",
@@ -836,9 +904,10 @@ fn run() -> R<Vec<Row>> {
         });
     }
     if wanted("conn") {
-        let ours = qp_conn_rate(&d, 200).map_err(|e| format!("connections: {e}"))?;
-        let tcp = tcp_conn_rate(200)?;
+        let ours = median(|| qp_conn_rate(&d, 200).map_err(|e| format!("connections: {e}")))?;
+        let tcp = median(|| tcp_conn_rate(200))?;
         rows.push(Row {
+            wait: style(),
             pattern: "connection setup+RT+close",
             size: 8,
             unit: "conn/s",
@@ -852,21 +921,32 @@ fn run() -> R<Vec<Row>> {
 
 fn main() -> ExitCode {
     let t0 = Instant::now();
-    let rows = match run() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("qp_bench: error: {e}");
-            return ExitCode::FAILURE;
-        }
+    let mut rows = Vec::new();
+    // `busy` / `block` on the command line pick one waiting style.
+    let styles: Vec<bool> = match (wanted_style("busy"), wanted_style("block")) {
+        (true, false) => vec![false],
+        (false, true) => vec![true],
+        _ => vec![false, true],
     };
+    for b in styles {
+        BLOCKING.store(b, Ordering::Relaxed);
+        match run() {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                eprintln!("qp_bench: error ({}): {e}", style());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     println!(
-        "{:<27} {:>7} {:>7} {:>11} {:>11} {:>7}  target (informative)",
-        "pattern", "size", "unit", "ours", "raw TCP", "ratio"
+        "{:<27} {:>5} {:>7} {:>7} {:>11} {:>11} {:>7}  target (informative)",
+        "pattern", "wait", "size", "unit", "ours", "raw TCP", "ratio"
     );
     for r in &rows {
         println!(
-            "{:<27} {:>7} {:>7} {:>11.3} {:>11.3} {:>6.2}x  {}",
+            "{:<27} {:>5} {:>7} {:>7} {:>11.3} {:>11.3} {:>6.2}x  {}",
             r.pattern,
+            r.wait,
             size_str(r.size),
             r.unit,
             r.ours,
@@ -877,7 +957,9 @@ fn main() -> ExitCode {
     }
     println!(
         "ratio = ours / raw TCP (latency: lower is better; the rest: higher is better). \
-         Loopback, two threads busy-polling. Total {:.1} s.",
+         Loopback, one thread per side; busy: both poll, block: both sleep (ours on \
+         the armed CQ's wait descriptor, raw TCP in blocking reads; an RDMA target \
+         sleeps and the transport serves it). Median of 3 runs. Total {:.1} s.",
         t0.elapsed().as_secs_f64()
     );
     ExitCode::SUCCESS

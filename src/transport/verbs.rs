@@ -228,6 +228,7 @@ pub trait CompletionQueue: Send + Sync {
     /// Asks for one notification: the next completion (with
     /// `solicited_only`, the next solicited receive or any error) makes
     /// [`CompletionQueue::wait_fd`] readable.
+    /// A notification that fired earlier is consumed first.
     fn arm(&self, solicited_only: bool);
 
     /// What a waiting thread sleeps on: readable when an armed notification

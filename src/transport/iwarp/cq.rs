@@ -215,7 +215,9 @@ impl CompletionQueue for Cq {
         n
     }
 
+    /// Consumes a notification that already fired, then arms.
     fn arm(&self, solicited_only: bool) {
+        let _ = self.notify.read();
         let mode = if solicited_only {
             ARMED_SOLICITED
         } else {
