@@ -42,7 +42,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -112,6 +112,35 @@ struct Engine {
     epoll: Epoll,
     wake: EventFd,
     table: Mutex<Table>,
+}
+
+/// Counts fork()s into a child (set by a `pthread_atfork` handler).
+static FORK_GEN: AtomicU32 = AtomicU32::new(0);
+static ATFORK: std::sync::Once = std::sync::Once::new();
+
+extern "C" fn forked_child() {
+    FORK_GEN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The current fork generation: objects remember it at creation, and one
+/// created before a fork() is inherited (the parent's) in the child.
+/// Installs the fork handler on first use.
+pub fn fork_generation() -> u32 {
+    ATFORK.call_once(|| {
+        // SAFETY: registers a handler that only increments an atomic (an
+        // async-signal-safe operation, as a child handler requires).
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forked_child));
+        }
+    });
+    FORK_GEN.load(Ordering::Relaxed)
+}
+
+/// True in a child for an object created (at generation `gen`) before
+/// the fork: it shares sockets and epoll instances with the parent and
+/// must not touch them.
+pub fn inherited(gen: u32) -> bool {
+    FORK_GEN.load(Ordering::Relaxed) != gen
 }
 
 /// The engine of this process (a forked child gets a new one).
@@ -260,13 +289,15 @@ impl Reg {
 impl Drop for Reg {
     fn drop(&mut self) {
         let mut t = lock(&self.engine.table);
-        if let Some(ent) = t.entries.remove(&self.token) {
+        // In a forked child the parent's epoll instance is shared: leave it.
+        let ours = self.engine.pid == std::process::id();
+        if let Some(ent) = t.entries.remove(&self.token).filter(|_| ours) {
             // SAFETY: the owner drops its registration before closing the
             // descriptor, so `ent.fd` is still open here.
             let fd = unsafe { BorrowedFd::borrow_raw(ent.fd) };
             let _ = self.engine.epoll.delete(fd);
         }
-        if t.entries.is_empty() {
+        if t.entries.is_empty() && ours {
             // The last one: the thread ends (it checks under the lock).
             drop(t);
             let _ = self.engine.wake.write(1);
