@@ -38,9 +38,10 @@
 //!
 //! Run with CRC off and on (`DeviceOptions::crc`), and once with
 //! `DeviceOptions::fpdu_mss` ([`fpdu_mss_fpdus_fit_the_mss`]): FPDUs no
-//! larger than the MSS negotiated in the SYNs, and filling it. That test
-//! runs in a private network namespace whose loopback has a 1500-byte MTU
-//! when the test runs as root, else on the host's loopback (64 KiB MTU).
+//! larger than the MSS negotiated in the SYNs. That test runs in a private
+//! network namespace whose loopback has a 1500-byte MTU when the test runs
+//! as root (and checks that the large FPDUs fill the MSS), else on the
+//! host's loopback (64 KiB MTU; see [`mss_session`]).
 //!
 //! Skips (prints `skipped: …` and passes) when tshark is missing or live
 //! capture is not permitted. `UDAPL_KEEP_PCAP=1` keeps the capture files.
@@ -1079,8 +1080,15 @@ fn every_transfer_crc_on() {
 }
 
 /// Large transfers each way with `fpdu_mss`: every FPDU within the MSS the
-/// SYNs negotiated (less timestamps), and the large ones filling it.
-fn mss_session(ts: &Path, test: &str) -> Result<(Summary, Captured), Unavailable> {
+/// SYNs negotiated (less timestamps), and with `fill` the large ones
+/// filling it.
+///
+/// Filling is checked only on a 1500-byte MTU: the device sizes FPDUs by
+/// `TCP_MAXSEG` when the connection comes up, and Linux bounds that value
+/// by half the largest window the peer has advertised, which on a 64 KiB
+/// MTU loopback (window 64 KiB at first) gives 32 KiB FPDUs for a 65483-byte
+/// MSS: within the MSS, not filling it.
+fn mss_session(ts: &Path, test: &str, fill: bool) -> Result<(Summary, Captured), Unavailable> {
     let opts = DeviceOptions {
         fpdu_mss: true,
         crc: true,
@@ -1097,7 +1105,7 @@ fn mss_session(ts: &Path, test: &str) -> Result<(Summary, Captured), Unavailable
     let mss = s.mss.expect("both SYNs announce an MSS");
     let s = check_session(&c, mss);
     assert!(
-        s.largest + 3 >= mss,
+        !fill || s.largest + 3 >= mss,
         "largest FPDU {} bytes: MSS-sized FPDUs should fill the {mss}-byte MSS (within the 4-byte alignment)",
         s.largest
     );
@@ -1132,7 +1140,7 @@ fn fpdu_mss_fpdus_fit_the_mss() {
             if let Some(ns) = &ns {
                 ns.enter();
             }
-            mss_session(&ts, test)
+            mss_session(&ts, test, ns.is_some())
         })
         .join()
         .unwrap_or_else(|p| std::panic::resume_unwind(p))

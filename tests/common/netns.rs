@@ -36,6 +36,11 @@ fn ip_binary() -> Option<PathBuf> {
 
 /// Runs `ip args…`; its stderr on failure.
 fn ip(args: &[&str]) -> Result<(), String> {
+    ip_output(args).map(drop)
+}
+
+/// Runs `ip args…`; its stdout, or its stderr on failure.
+fn ip_output(args: &[&str]) -> Result<String, String> {
     let bin = ip_binary().ok_or("iproute2's ip is not installed")?;
     let out = Command::new(&bin)
         .args(args)
@@ -43,7 +48,7 @@ fn ip(args: &[&str]) -> Result<(), String> {
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
     if out.status.success() {
-        Ok(())
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
         Err(format!(
             "ip {} failed ({}): {}",
@@ -112,6 +117,23 @@ impl Netns {
         b.ip(&["addr", "add", b_cidr, "dev", b_if])?;
         a.ip(&["link", "set", a_if, "up"])?;
         b.ip(&["link", "set", b_if, "up"])
+    }
+
+    /// Bytes received and sent by interface `dev` of the namespace (from
+    /// `ip -s link`).
+    pub fn counters(&self, dev: &str) -> (u64, u64) {
+        let out = ip_output(&["-n", &self.name, "-s", "link", "show", "dev", dev])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let after = |tag: &str| -> u64 {
+            let mut lines = out.lines();
+            lines
+                .find(|l| l.trim_start().starts_with(tag))
+                .and_then(|_| lines.next())
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no {tag} counters for {dev} in: {out}"))
+        };
+        (after("RX:"), after("TX:"))
     }
 
     fn path(&self) -> PathBuf {
