@@ -36,6 +36,13 @@
 //!   no expert warning or error beyond the dissector's known pre-RFC 6581
 //!   complaints and TCP flow-control notes ([`ALLOWED`]).
 //!
+//! A second session ([`overlapped`], CRC on) puts operations in flight
+//! together both ways (an RDMA Write and a Send from the initiator while
+//! the responder reads its memory twice) and checks the same per FPDU, with
+//! the order within a direction left free except for what iWARP and the
+//! engine promise: the RTR first, no two tagged messages interleaved, Read
+//! Responses in the order of the Read Requests, at least one ack read.
+//!
 //! Run with CRC off and on (`DeviceOptions::crc`), and once with
 //! `DeviceOptions::fpdu_mss` ([`fpdu_mss_fpdus_fit_the_mss`]): FPDUs no
 //! larger than the MSS negotiated in the SYNs. That test runs in a private
@@ -58,14 +65,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use common::netns::Netns;
-use common::qp::{pattern, sge, Driver, Got, Rec, Side, DEADLINE};
+use common::qp::{pattern, sge, try_wc, Driver, Got, Rec, Side, DEADLINE};
 use common::tshark::{
     self, CrcView, Decoded, FpduView, Iwarp, MpaView, Placement, ReadRequestView, Unavailable,
 };
 use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::iwarp::wire::{IrdOrd, RtrFlags};
 use udapl::transport::verbs::{
-    Device, MemoryRegion, QpState, RecvWr, SendOp, SendWr, Sge, WcOp, WcStatus,
+    Device, MemoryRegion, QpState, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
@@ -151,6 +158,11 @@ enum Msg {
 #[derive(Default)]
 struct Script {
     msgs: [Vec<Msg>; 2],
+    /// The operations overlapped: each direction's messages may come in
+    /// any order, except that the RTR comes first and Read Responses
+    /// follow the Read Requests' order; between one and the scripted number
+    /// of ack reads (the engine sends one per burst), each answered.
+    overlapped: bool,
 }
 
 impl Script {
@@ -479,6 +491,120 @@ fn transfers(s: &mut Session<'_>) {
     s.read(BACK, 64, 0);
 }
 
+/// Operations in flight together, both ways: the initiator's RDMA Write
+/// and Send (> 64 KiB each) while the responder reads the initiator's
+/// memory twice. The initiator's stream then carries Write, Send and Read
+/// Response segments: Sends may come between them, but two tagged messages
+/// never interleave, and Read Responses keep the Read Requests' order.
+fn overlapped(s: &mut Session<'_>) {
+    const W: usize = 200_000;
+    const S: usize = 100_000;
+    const R1: usize = 150_000;
+    const R2: usize = 1000;
+    s.script.overlapped = true;
+    let (a, b) = (s.ends[FWD], s.ends[BACK]);
+    let (w_src, w_dst) = (Buf::new(a, pattern(W, 1)), Buf::new(b, vec![0; W]));
+    let (s_src, s_dst) = (Buf::new(a, pattern(S, 2)), Buf::new(b, vec![0; S]));
+    let (r1_src, r1_dst) = (Buf::new(a, pattern(R1, 3)), Buf::new(b, vec![0; R1]));
+    let (r2_src, r2_dst) = (Buf::new(a, pattern(R2, 4)), Buf::new(b, vec![0; R2]));
+    b.qp.post_recv(&RecvWr {
+        wr_id: 20,
+        sgl: &s_dst.sgl(S),
+    })
+    .expect("post_recv");
+    let post = |side: &Side, wr_id, op, sgl: &[Sge]| {
+        side.qp
+            .post_send(&SendWr {
+                wr_id,
+                op,
+                sgl,
+                signaled: true,
+                fence: false,
+            })
+            .expect("post_send")
+    };
+    let write = SendOp::RdmaWrite {
+        remote_addr: w_dst.mr.addr,
+        rkey: w_dst.mr.rkey,
+    };
+    post(a, 1, write, &w_src.sgl(W));
+    post(a, 2, SendOp::Send { solicited: false }, &s_src.sgl(S));
+    let read = |src: &Buf| SendOp::RdmaRead {
+        remote_addr: src.mr.addr,
+        rkey: src.mr.rkey,
+    };
+    post(b, 3, read(&r1_src), &r1_dst.sgl(R1));
+    post(b, 4, read(&r2_src), &r2_dst.sgl(R2));
+    let (mut wa, mut wb) = (Vec::new(), Vec::new());
+    s.d.spin("the overlapped operations' completions", || {
+        wa.extend(try_wc(&a.cq));
+        wb.extend(try_wc(&b.cq));
+        wa.len() == 2 && wb.len() == 3
+    });
+    let ids = |v: &[Wc]| v.iter().map(|w| (w.wr_id, w.status)).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&wa),
+        [(1, WcStatus::Success), (2, WcStatus::Success)],
+        "initiator's completions, in posting order"
+    );
+    // The responder's reads complete in order; its receive at any point.
+    let reads: Vec<_> = wb
+        .iter()
+        .filter(|w| w.op == WcOp::RdmaRead)
+        .copied()
+        .collect();
+    assert_eq!(
+        ids(&reads),
+        [(3, WcStatus::Success), (4, WcStatus::Success)]
+    );
+    let recv = wb.iter().find(|w| w.op == WcOp::Recv).expect("receive");
+    assert_eq!(
+        (recv.wr_id, recv.status, recv.byte_len),
+        (20, WcStatus::Success, S as u64)
+    );
+    assert!(w_dst.bytes == w_src.bytes, "RDMA Write data");
+    assert!(s_dst.bytes == s_src.bytes, "Send data");
+    assert!(r1_dst.bytes == r1_src.bytes, "first RDMA Read data");
+    assert!(r2_dst.bytes == r2_src.bytes, "second RDMA Read data");
+    s.script.acked(
+        FWD,
+        Msg::Write {
+            stag: w_dst.mr.rkey,
+            to: w_dst.mr.addr,
+            len: W as u64,
+        },
+    );
+    s.script.acked(
+        FWD,
+        Msg::Send {
+            solicited: false,
+            len: S as u64,
+        },
+    );
+    for (src, len) in [(&r1_src, R1), (&r2_src, R2)] {
+        s.script.read(
+            BACK,
+            Msg::Read {
+                size: len as u32,
+                stag: src.mr.rkey,
+                to: src.mr.addr,
+            },
+        );
+    }
+    for (side, b) in [
+        (a, &w_src),
+        (b, &w_dst),
+        (a, &s_src),
+        (b, &s_dst),
+        (a, &r1_src),
+        (b, &r1_dst),
+        (a, &r2_src),
+        (b, &r2_dst),
+    ] {
+        s.forget(side, b);
+    }
+}
+
 // ───────────────────────────── checking the capture ─────────────────────────────
 
 /// One FPDU as decoded, with where it was seen.
@@ -684,8 +810,45 @@ fn messages(
     out
 }
 
-/// Matches one direction's messages to the script; `requests` are the
-/// other direction's Read Requests (answered here in order).
+/// Whether a decoded message is the expected one (Read Responses are
+/// checked against their request by [`answers`]).
+fn fits(g: &WireMsg, w: &Msg) -> bool {
+    let rr = g.read_request.unwrap_or(ReadRequestView {
+        sink_stag: 0,
+        sink_to: 0,
+        size: u32::MAX,
+        source_stag: 0,
+        source_to: 0,
+    });
+    match *w {
+        Msg::Rtr => g.opcode == 0 && g.tagged == Some((0, 0)) && g.len == 0,
+        Msg::Send { solicited, len } => g.opcode == if solicited { 5 } else { 3 } && g.len == len,
+        Msg::Write { stag, to, len } => {
+            g.opcode == 0 && g.tagged == Some((stag, to)) && g.len == len
+        }
+        Msg::Read { size, stag, to } => {
+            g.opcode == 1 && rr.size == size && rr.source_stag == stag && rr.source_to == to
+        }
+        Msg::AckRead => g.opcode == 1 && rr.size == 0 && rr.source_stag == 0 && rr.source_to == 0,
+        Msg::ReadResponse { len } => g.opcode == 2 && g.len == len,
+    }
+}
+
+/// Whether Read Response `g` answers Read Request `req`: the sink STag and
+/// offset echoed, the size delivered.
+fn answers(g: &WireMsg, req: Option<&WireMsg>) -> bool {
+    match req.and_then(|r| r.read_request) {
+        Some(req) => {
+            g.opcode == 2
+                && g.tagged == Some((req.sink_stag, req.sink_to))
+                && g.len == u64::from(req.size)
+        }
+        None => false,
+    }
+}
+
+/// Matches one direction's messages to the script, in order; `requests`
+/// are the other direction's Read Requests (answered here in order).
 fn match_script(
     dir: &str,
     got: &[WireMsg],
@@ -705,47 +868,77 @@ fn match_script(
     }
     let mut answered = 0;
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let rr = g.read_request.unwrap_or(ReadRequestView {
-            sink_stag: 0,
-            sink_to: 0,
-            size: u32::MAX,
-            source_stag: 0,
-            source_to: 0,
-        });
-        let ok = match *w {
-            Msg::Rtr => g.opcode == 0 && g.tagged == Some((0, 0)) && g.len == 0 && i == 0,
-            Msg::Send { solicited, len } => {
-                g.opcode == if solicited { 5 } else { 3 } && g.len == len
-            }
-            Msg::Write { stag, to, len } => {
-                g.opcode == 0 && g.tagged == Some((stag, to)) && g.len == len
-            }
-            Msg::Read { size, stag, to } => {
-                g.opcode == 1 && rr.size == size && rr.source_stag == stag && rr.source_to == to
-            }
-            Msg::AckRead => {
-                g.opcode == 1 && rr.size == 0 && rr.source_stag == 0 && rr.source_to == 0
-            }
-            Msg::ReadResponse { len } => {
-                let req = requests.get(answered).and_then(|r| r.read_request);
-                answered += 1;
-                match req {
-                    Some(req) => {
-                        g.opcode == 2
-                            && g.tagged == Some((req.sink_stag, req.sink_to))
-                            && g.len == len
-                            && u64::from(req.size) == len
-                    }
-                    None => false,
-                }
-            }
-        };
+        let mut ok = fits(g, w) && (*w != Msg::Rtr || i == 0);
+        if let Msg::ReadResponse { .. } = w {
+            ok &= answers(g, requests.get(answered).copied());
+            answered += 1;
+        }
         if !ok {
             err.push(format!(
                 "{dir}: message {i} (from frame {}) is {g:?}, expected {w:?}",
                 g.first_frame
             ));
         }
+    }
+}
+
+/// [`match_script`] for overlapped operations (see [`Script::overlapped`]).
+fn match_overlapped(
+    dir: &str,
+    got: &[WireMsg],
+    want: &[Msg],
+    requests: &[&WireMsg],
+    err: &mut Vec<String>,
+) {
+    let mut used = vec![false; got.len()];
+    // Read Responses: in the order of the other direction's requests.
+    let responses: Vec<usize> = (0..got.len()).filter(|&i| got[i].opcode == 2).collect();
+    if responses.len() != requests.len() {
+        err.push(format!(
+            "{dir}: {} Read Responses for {} Read Requests",
+            responses.len(),
+            requests.len()
+        ));
+    }
+    for (k, &i) in responses.iter().enumerate() {
+        used[i] = true;
+        if !answers(&got[i], requests.get(k).copied()) {
+            err.push(format!(
+                "{dir}: Read Response {k} {:?} does not answer Read Request {k} {:?}",
+                got[i],
+                requests.get(k)
+            ));
+        }
+    }
+    // Ack reads: at least one if any were scripted, at most as many.
+    let acks: Vec<usize> = (0..got.len())
+        .filter(|&i| fits(&got[i], &Msg::AckRead))
+        .collect();
+    let scripted = want.iter().filter(|w| **w == Msg::AckRead).count();
+    if acks.len() > scripted || (scripted > 0 && acks.is_empty()) {
+        err.push(format!(
+            "{dir}: {} ack reads, want 1..={scripted}",
+            acks.len()
+        ));
+    }
+    for i in acks {
+        used[i] = true;
+    }
+    // Everything else: one decoded message each, the RTR first.
+    for w in want
+        .iter()
+        .filter(|w| !matches!(w, Msg::AckRead | Msg::ReadResponse { .. }))
+    {
+        match (0..got.len()).find(|&i| !used[i] && fits(&got[i], w)) {
+            Some(i) if *w == Msg::Rtr && i != 0 => {
+                err.push(format!("{dir}: the RTR is message {i}, not the first"))
+            }
+            Some(i) => used[i] = true,
+            None => err.push(format!("{dir}: no message on the wire is {w:?}")),
+        }
+    }
+    for (i, g) in got.iter().enumerate().filter(|(i, _)| !used[*i]) {
+        err.push(format!("{dir}: message {i} was not expected: {g:?}"));
     }
 }
 
@@ -955,7 +1148,12 @@ fn check_session(c: &Captured, max_fpdu: usize) -> Summary {
         .collect();
     for d in 0..2 {
         let requests: Vec<&WireMsg> = msgs[1 - d].iter().filter(|m| m.opcode == 1).collect();
-        match_script(names[d], &msgs[d], &c.script.msgs[d], &requests, &mut err);
+        let m = if c.script.overlapped {
+            match_overlapped
+        } else {
+            match_script
+        };
+        m(names[d], &msgs[d], &c.script.msgs[d], &requests, &mut err);
         let sum = |ops: &[u8]| -> u64 {
             msgs[d]
                 .iter()
@@ -1077,6 +1275,33 @@ fn every_transfer_crc_off() {
 #[test]
 fn every_transfer_crc_on() {
     every_transfer("every_transfer_crc_on", true);
+}
+
+#[test]
+fn overlapped_transfers_crc_on() {
+    let test = "overlapped_transfers_crc_on";
+    let Some(ts) = tshark_or_skip(test) else {
+        return;
+    };
+    let t0 = Instant::now();
+    let opts = DeviceOptions {
+        crc: true,
+        ..DeviceOptions::default()
+    };
+    let c = match capture_session(&ts, opts, test, overlapped) {
+        Ok(c) => c,
+        Err(why) => {
+            tshark::skip(test, &why);
+            return;
+        }
+    };
+    let s = check_session(&c, MAX_FPDU);
+    println!(
+        "{test}: {} + {} FPDUs decoded, the rules kept; {:?}",
+        s.fpdus[FWD],
+        s.fpdus[BACK],
+        t0.elapsed()
+    );
 }
 
 /// Large transfers each way with `fpdu_mss`: every FPDU within the MSS the
