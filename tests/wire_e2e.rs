@@ -43,6 +43,12 @@
 //! engine promise: the RTR first, no two tagged messages interleaved, Read
 //! Responses in the order of the Read Requests, at least one ack read.
 //!
+//! Setup variants, each with a few transfers both ways: CRC asked for by
+//! one side only (used both ways: the Reply's C, good CRCs everywhere),
+//! with the largest private data the profile sends (252 consumer bytes);
+//! `DeviceOptions::local_completion` on both sides (ORD advertised without
+//! the ack read's credit, no ack reads on the wire).
+//!
 //! Run with CRC off and on (`DeviceOptions::crc`), and once with
 //! `DeviceOptions::fpdu_mss` ([`fpdu_mss_fpdus_fit_the_mss`]): FPDUs no
 //! larger than the MSS negotiated in the SYNs. That test runs in a private
@@ -163,15 +169,20 @@ struct Script {
     /// follow the Read Requests' order; between one and the scripted number
     /// of ack reads (the engine sends one per burst), each answered.
     overlapped: bool,
+    /// Whether each direction's sender completes Sends and Writes through
+    /// ack reads (else locally, `DeviceOptions::local_completion`).
+    ack_reads: [bool; 2],
 }
 
 impl Script {
-    /// A signalled Send or Write from `dir`: the message, then an ack read
-    /// that the peer answers with a zero-length response.
+    /// A signalled Send or Write from `dir`: the message, then (with ack
+    /// reads) an ack read that the peer answers with a zero-length response.
     fn acked(&mut self, dir: usize, m: Msg) {
         self.msgs[dir].push(m);
-        self.msgs[dir].push(Msg::AckRead);
-        self.msgs[1 - dir].push(Msg::ReadResponse { len: 0 });
+        if self.ack_reads[dir] {
+            self.msgs[dir].push(Msg::AckRead);
+            self.msgs[1 - dir].push(Msg::ReadResponse { len: 0 });
+        }
     }
 
     fn read(&mut self, dir: usize, m: Msg) {
@@ -314,6 +325,12 @@ impl Session<'_> {
             .expect("post_send (RDMA Write)");
         let what = format!("{len}-byte RDMA Write");
         self.d.ok(&what, &from.cq, id, WcOp::RdmaWrite);
+        if !self.script.ack_reads[dir] {
+            // Completed when handed to TCP: the placement follows.
+            self.d.spin(&format!("{what}: placement"), || {
+                dst.bytes[offset..offset + len] == src.bytes[..len]
+            });
+        }
         assert!(
             dst.bytes[offset..offset + len] == src.bytes[..len],
             "{what}: data"
@@ -383,26 +400,50 @@ impl Session<'_> {
     }
 }
 
+/// How a session is set up: each side's device options and the private
+/// data of the Request and the Reply.
+#[derive(Clone)]
+struct Setup {
+    opts: [DeviceOptions; 2],
+    pd: [Vec<u8>; 2],
+}
+
+impl Setup {
+    /// Both sides with `opts`, the default private data.
+    fn both(opts: DeviceOptions) -> Setup {
+        Setup {
+            opts: [opts, opts],
+            pd: [PD_REQ.to_vec(), PD_REP.to_vec()],
+        }
+    }
+
+    /// CRC is used on the connection when either side asks for it.
+    fn crc(&self) -> bool {
+        self.opts[FWD].crc || self.opts[BACK].crc
+    }
+}
+
 /// What a captured session gives the checks.
 struct Captured {
     decoded: Decoded,
     script: Script,
     /// The responder's (listening) port: tells the directions apart.
     port: u16,
-    opts: DeviceOptions,
+    setup: Setup,
 }
 
-/// Opens two devices with `opts`, captures a connection between them on
+/// Opens two devices as `setup` says, captures a connection between them on
 /// which `work` runs (after setup; a graceful close follows), decodes the
 /// capture. `Err` when live capture is not possible here.
 fn capture_session(
     ts: &Path,
-    opts: DeviceOptions,
+    setup: &Setup,
     tag: &str,
     work: impl FnOnce(&mut Session<'_>),
 ) -> Result<Captured, Unavailable> {
-    let da = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
-    let db = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
+    let [pd_req, pd_rep] = &setup.pd;
+    let da = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, setup.opts[FWD]);
+    let db = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, setup.opts[BACK]);
     let lrec = Arc::new(Rec::default());
     let listener = db.listen(0, lrec.clone()).expect("listen");
     let port = listener.port();
@@ -412,7 +453,7 @@ fn capture_session(
     let a = Side::new(&da, IRD, ORD);
     let b = Side::new(&db, IRD, ORD);
     let d = Driver::new(&[&da, &db]);
-    a.qp.connect(SocketAddr::new(LO, 0), port, PD_REQ, DEADLINE)
+    a.qp.connect(SocketAddr::new(LO, 0), port, pd_req, DEADLINE)
         .expect("connect");
     let Got::Request {
         id,
@@ -423,12 +464,12 @@ fn capture_session(
     else {
         panic!("the listener got something else than a request")
     };
-    assert_eq!(private_data, PD_REQ, "request private data");
+    assert_eq!(&private_data, pd_req, "request private data");
     assert_eq!((remote.ip(), local.ip(), local.port()), (LO, LO, port));
-    db.accept(id, &*b.qp, PD_REP).expect("accept");
+    db.accept(id, &*b.qp, pd_rep).expect("accept");
     assert_eq!(
         d.event("the initiator's Established", &a.rec),
-        Got::Established(PD_REP.to_vec())
+        Got::Established(pd_rep.clone())
     );
     assert!(matches!(
         d.event("the responder's Established", &b.rec),
@@ -438,7 +479,10 @@ fn capture_session(
     let mut s = Session {
         d,
         ends: [&a, &b],
-        script: Script::default(),
+        script: Script {
+            ack_reads: setup.opts.map(|o| !o.local_completion),
+            ..Script::default()
+        },
         next_id: 0,
     };
     s.script.msgs[FWD].push(Msg::Rtr);
@@ -471,7 +515,7 @@ fn capture_session(
         decoded,
         script,
         port,
-        opts,
+        setup: setup.clone(),
     })
 }
 
@@ -1017,7 +1061,7 @@ struct Summary {
 /// disagreement.
 fn check_session(c: &Captured, max_fpdu: usize) -> Summary {
     let mut err = Vec::new();
-    let crc = c.opts.crc;
+    let crc = c.setup.crc();
     let dir_of = |p: &tshark::Packet| match p.tcp_ports() {
         Some((_, dst)) if dst == c.port => Some(FWD),
         Some((src, _)) if src == c.port => Some(BACK),
@@ -1083,19 +1127,22 @@ fn check_session(c: &Captured, max_fpdu: usize) -> Summary {
             rdma_read: false,
         },
     };
-    // Both sides advertise IRD + 1 (the peer's ack reads) and ORD + 1 (their
-    // own); the responder's ORD is bounded by the initiator's IRD.
-    let req_word = word(IRD + 1, ORD + 1);
-    let rep_word = word(IRD + 1, (ORD + 1).min(IRD + 1));
+    // Both sides advertise IRD + 1 (the peer's ack reads) and ORD + 1 when
+    // they use ack reads themselves (else ORD); the responder's ORD is
+    // bounded by the initiator's IRD. The Request's C is the initiator's
+    // wish, the Reply's the CRC in use.
+    let extra = |d: usize| u32::from(!c.setup.opts[d].local_completion);
+    let req_word = word(IRD + 1, ORD + extra(FWD));
+    let rep_word = word(IRD + 1, (ORD + extra(BACK)).min(IRD + 1));
     let mut setup_frames = [0u64; 2];
-    for (dir, what, w, pd) in [
-        (FWD, "MPA Request", req_word, PD_REQ),
-        (BACK, "MPA Reply", rep_word, PD_REP),
+    for (dir, what, w, c_flag) in [
+        (FWD, "MPA Request", req_word, c.setup.opts[FWD].crc),
+        (BACK, "MPA Reply", rep_word, crc),
     ] {
         match mpa[dir].as_slice() {
             [(frame, tcp_len, v)] => {
                 setup_frames[dir] = *frame;
-                check_mpa(what, v, crc, w, pd, &mut err);
+                check_mpa(what, v, c_flag, w, &c.setup.pd[dir], &mut err);
                 if *tcp_len != 20 + u64::from(v.pd_len) {
                     err.push(format!(
                         "{what} (frame {frame}) shares a {tcp_len}-byte segment"
@@ -1243,7 +1290,7 @@ fn every_transfer(test: &str, crc: bool) {
         crc,
         ..DeviceOptions::default()
     };
-    let c = match capture_session(&ts, opts, test, transfers) {
+    let c = match capture_session(&ts, &Setup::both(opts), test, transfers) {
         Ok(c) => c,
         Err(why) => {
             tshark::skip(test, &why);
@@ -1288,7 +1335,7 @@ fn overlapped_transfers_crc_on() {
         crc: true,
         ..DeviceOptions::default()
     };
-    let c = match capture_session(&ts, opts, test, overlapped) {
+    let c = match capture_session(&ts, &Setup::both(opts), test, overlapped) {
         Ok(c) => c,
         Err(why) => {
             tshark::skip(test, &why);
@@ -1302,6 +1349,67 @@ fn overlapped_transfers_crc_on() {
         s.fpdus[BACK],
         t0.elapsed()
     );
+}
+
+/// A few transfers each way (for the variants of setup).
+fn some_transfers(s: &mut Session<'_>) {
+    s.send(FWD, 1000, false);
+    s.write(FWD, 70_000, 4);
+    s.read(FWD, 70_000, 8);
+    s.send(BACK, 10, true);
+    s.write(BACK, 3, 1);
+}
+
+/// Runs `setup` with [`some_transfers`] and checks it; `None` if skipped.
+fn variant(test: &str, setup: &Setup, work: fn(&mut Session<'_>)) -> Option<Summary> {
+    let ts = tshark_or_skip(test)?;
+    match capture_session(&ts, setup, test, work) {
+        Ok(c) => Some(check_session(&c, MAX_FPDU)),
+        Err(why) => {
+            tshark::skip(test, &why);
+            None
+        }
+    }
+}
+
+/// CRC asked for by one side only is used both ways: the Request's C says
+/// what the initiator asked, the Reply's C what is in use; every FPDU
+/// carries a good CRC. Private data of the profile's largest size (252
+/// consumer bytes after the IRD/ORD word) both ways.
+#[test]
+fn crc_asked_by_one_side_is_used_both_ways() {
+    let test = "crc_asked_by_one_side_is_used_both_ways";
+    for asker in [FWD, BACK] {
+        let mut setup = Setup::both(DeviceOptions::default());
+        setup.opts[asker].crc = true;
+        setup.pd = [pattern(252, 0x51), pattern(252, 0xA2)];
+        let Some(s) = variant(test, &setup, some_transfers) else {
+            return;
+        };
+        println!(
+            "{test}: CRC asked by the {}: {} + {} FPDUs with good CRCs",
+            ["initiator", "responder"][asker],
+            s.fpdus[FWD],
+            s.fpdus[BACK]
+        );
+    }
+}
+
+/// With `local_completion` on both sides: ORD advertised without the ack
+/// read's extra credit, and no ack reads on the wire.
+#[test]
+fn local_completion_sends_no_ack_reads() {
+    let test = "local_completion_sends_no_ack_reads";
+    let setup = Setup::both(DeviceOptions {
+        local_completion: true,
+        ..DeviceOptions::default()
+    });
+    if let Some(s) = variant(test, &setup, transfers) {
+        println!(
+            "{test}: {} + {} FPDUs, no ack reads",
+            s.fpdus[FWD], s.fpdus[BACK]
+        );
+    }
 }
 
 /// Large transfers each way with `fpdu_mss`: every FPDU within the MSS the
@@ -1319,7 +1427,7 @@ fn mss_session(ts: &Path, test: &str, fill: bool) -> Result<(Summary, Captured),
         crc: true,
         ..DeviceOptions::default()
     };
-    let c = capture_session(ts, opts, test, |s| {
+    let c = capture_session(ts, &Setup::both(opts), test, |s| {
         s.send(FWD, 20_000, false);
         s.write(FWD, 100_000, 1);
         s.read(FWD, 100_000, 2);
