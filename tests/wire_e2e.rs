@@ -49,6 +49,14 @@
 //! `DeviceOptions::local_completion` on both sides (ORD advertised without
 //! the ack read's credit, no ack reads on the wire).
 //!
+//! Failure paths: a rejected connection (the Reply with R, revision 2 and
+//! H mirrored, a zero IRD/ORD word, the consumer's private data, then the
+//! responder's FIN; no FPDU); a Send that finds no receive until the
+//! responder's RNR time runs out (its Terminate: DDP layer, untagged buffer
+//! error, invalid MSN / no buffer available, M and D with the Send's
+//! ULPDU length and DDP header, on queue 2 with MSN 1; the responder's FIN
+//! after it).
+//!
 //! Run with CRC off and on (`DeviceOptions::crc`), and once with
 //! `DeviceOptions::fpdu_mss` ([`fpdu_mss_fpdus_fit_the_mss`]): FPDUs no
 //! larger than the MSS negotiated in the SYNs. That test runs in a private
@@ -73,7 +81,8 @@ use std::time::Instant;
 use common::netns::Netns;
 use common::qp::{pattern, sge, try_wc, Driver, Got, Rec, Side, DEADLINE};
 use common::tshark::{
-    self, CrcView, Decoded, FpduView, Iwarp, MpaView, Placement, ReadRequestView, Unavailable,
+    self, CrcView, Decoded, FpduView, Iwarp, MpaView, Placement, ReadRequestView, TerminateView,
+    Unavailable,
 };
 use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::iwarp::wire::{IrdOrd, RtrFlags};
@@ -158,6 +167,15 @@ enum Msg {
     ReadResponse {
         len: u64,
     },
+    /// A Terminate (RFC 5040 control word) naming an offending segment by
+    /// its length and DDP header.
+    Terminate {
+        layer: u8,
+        etype: u8,
+        code: u8,
+        segment_len: u16,
+        ddp_header: Vec<u8>,
+    },
 }
 
 /// What each direction should carry, in order.
@@ -172,6 +190,9 @@ struct Script {
     /// Whether each direction's sender completes Sends and Writes through
     /// ack reads (else locally, `DeviceOptions::local_completion`).
     ack_reads: [bool; 2],
+    /// The responder terminated the connection (its Terminate, then its
+    /// FIN; the initiator may reset) instead of a graceful close.
+    terminated: bool,
 }
 
 impl Script {
@@ -488,17 +509,19 @@ fn capture_session(
     s.script.msgs[FWD].push(Msg::Rtr);
     work(&mut s);
 
-    a.qp.disconnect(true).expect("disconnect");
-    assert_eq!(a.rec.take(), vec![Got::Disconnected]);
-    assert_eq!(
-        s.d.event("the responder's Disconnected", &b.rec),
-        Got::Disconnected
-    );
+    if !s.script.terminated {
+        a.qp.disconnect(true).expect("disconnect");
+        assert_eq!(a.rec.take(), vec![Got::Disconnected]);
+        assert_eq!(
+            s.d.event("the responder's Disconnected", &b.rec),
+            Got::Disconnected
+        );
+    }
     assert_eq!(
         (a.qp.state(), b.qp.state()),
         (QpState::Closed, QpState::Closed)
     );
-    // Let the initiator finish draining (it reads the responder's FIN).
+    // Let the closes finish (a draining side reads its peer's FIN).
     let mut idle = 0;
     s.d.spin("both devices idle after the close", || {
         let any = da.progress() | db.progress();
@@ -669,6 +692,7 @@ struct WireMsg {
     /// Untagged: queue and MSN.
     untagged: Option<(u32, u32)>,
     read_request: Option<ReadRequestView>,
+    terminate: Option<TerminateView>,
 }
 
 /// RFC 5040 opcodes this library sends, with their DDP placement: (tagged,
@@ -678,6 +702,7 @@ fn opcode_layout(op: u8) -> Option<(bool, u32, usize)> {
         0 | 2 => Some((true, 0, 14)),   // RDMA Write, Read Response
         1 => Some((false, 1, 18 + 28)), // Read Request
         3 | 5 => Some((false, 0, 18)),  // Send, Send with SE
+        7 => Some((false, 2, 18)),      // Terminate
         _ => None,
     }
 }
@@ -736,7 +761,6 @@ fn messages(
             fpdu_size(v) <= max_fpdu,
             format!("FPDU of {} bytes > limit {max_fpdu}", fpdu_size(v)),
         );
-        e(v.terminate.is_none(), "a Terminate".into());
         let Some((tagged, qn, hdr)) = opcode_layout(v.opcode) else {
             e(
                 false,
@@ -763,6 +787,7 @@ fn messages(
                     tagged: Some((stag, to)),
                     untagged: None,
                     read_request: None,
+                    terminate: None,
                 });
                 let (stag0, to0) = m.tagged.unwrap();
                 e(
@@ -823,6 +848,7 @@ fn messages(
                             tagged: None,
                             untagged: Some((got_qn, msn)),
                             read_request: v.read_request,
+                            terminate: v.terminate.clone(),
                         });
                         open_untagged.len() - 1
                     }
@@ -875,6 +901,22 @@ fn fits(g: &WireMsg, w: &Msg) -> bool {
         }
         Msg::AckRead => g.opcode == 1 && rr.size == 0 && rr.source_stag == 0 && rr.source_to == 0,
         Msg::ReadResponse { len } => g.opcode == 2 && g.len == len,
+        Msg::Terminate {
+            layer,
+            etype,
+            code,
+            segment_len,
+            ref ddp_header,
+        } => {
+            g.opcode == 7
+                && g.terminate.as_ref().is_some_and(|t| {
+                    (t.layer, t.etype, t.code, t.m, t.d, t.r)
+                        == (layer, etype, code, true, true, false)
+                        && t.segment_len.as_deref() == Some(&segment_len.to_be_bytes()[..])
+                        && t.ddp_header.as_deref() == Some(&ddp_header[..])
+                        && t.rdmap_header.is_none()
+                })
+        }
     }
 }
 
@@ -1075,7 +1117,7 @@ fn check_session(c: &Captured, max_fpdu: usize) -> Summary {
     let mut retransmissions = 0;
     let mut framed_bytes = [0u64; 2];
     let mut fins = [0usize; 2];
-    let mut resets = 0;
+    let mut resets = [0usize; 2];
     let mut syn_mss: Vec<(usize, bool)> = Vec::new();
     for p in &c.decoded.packets {
         let Some(dir) = dir_of(p) else { continue };
@@ -1085,7 +1127,7 @@ fn check_session(c: &Captured, max_fpdu: usize) -> Summary {
             }
         }
         fins[dir] += usize::from(p.uint("tcp.flags.fin") == Some(1));
-        resets += usize::from(p.uint("tcp.flags.reset") == Some(1));
+        resets[dir] += usize::from(p.uint("tcp.flags.reset") == Some(1));
         if p.has("tcp.analysis.retransmission")
             || p.has("tcp.analysis.fast_retransmission")
             || p.has("tcp.analysis.spurious_retransmission")
@@ -1227,12 +1269,29 @@ fn check_session(c: &Captured, max_fpdu: usize) -> Summary {
     }
 
     // Close and the decode as a whole.
-    if fins != [1, 1] || resets != 0 {
+    if c.script.terminated {
+        // The responder closes after its Terminate; the initiator, broken,
+        // may reset.
+        if fins[BACK] != 1 || resets[BACK] != 0 {
+            err.push(format!(
+                "close: {} FINs and {} RSTs from the responder; want one FIN",
+                fins[BACK], resets[BACK]
+            ));
+        }
+    } else if fins != [1, 1] || resets != [0, 0] {
         err.push(format!(
-            "close: FINs (initiator, responder) {fins:?}, RSTs {resets}; want one FIN each, no RST"
+            "close: FINs (initiator, responder) {fins:?}, RSTs {resets:?}; want one FIN each, no RST"
         ));
     }
-    err.extend(c.decoded.problems(ALLOWED));
+    let mut allowed = ALLOWED.to_vec();
+    if c.script.terminated {
+        allowed.push((
+            "TCP",
+            "Connection reset (RST)",
+            "the initiator, broken by the Terminate, closes abortively",
+        ));
+    }
+    err.extend(c.decoded.problems(&allowed));
 
     assert!(
         err.is_empty(),
@@ -1351,6 +1410,47 @@ fn overlapped_transfers_crc_on() {
     );
 }
 
+/// A Send that finds no receive: the responder holds it for its RNR time
+/// (`DeviceOptions::rnr_timeout`), then terminates the connection with a
+/// DDP untagged buffer error (invalid MSN, no buffer available) naming the
+/// Send; the Send completes receiver-not-ready.
+fn receiver_not_ready(s: &mut Session<'_>) {
+    const LEN: usize = 64;
+    let (a, b) = (s.ends[FWD], s.ends[BACK]);
+    let src = Buf::new(a, pattern(LEN, 9));
+    a.qp.post_send(&SendWr {
+        wr_id: 1,
+        op: SendOp::Send { solicited: false },
+        sgl: &src.sgl(LEN),
+        signaled: true,
+        fence: false,
+    })
+    .expect("post_send");
+    let w = s.d.wc("the refused Send's completion", &a.cq);
+    assert_eq!((w.wr_id, w.status), (1, WcStatus::ReceiverNotReady));
+    assert_eq!(s.d.event("the responder breaks", &b.rec), Got::Broken);
+    assert_eq!(s.d.event("the initiator breaks", &a.rec), Got::Broken);
+    s.forget(a, &src);
+    // The Send (MSN 1) and its ack read, which the responder never reads;
+    // the Terminate names the Send by its RFC 5041 untagged header
+    // (DDP control: L, version 1; RDMAP control: version 1, Send; no
+    // invalidate STag; QN 0, MSN 1, MO 0) and its ULPDU length.
+    s.script.msgs[FWD].push(Msg::Send {
+        solicited: false,
+        len: LEN as u64,
+    });
+    s.script.msgs[FWD].push(Msg::AckRead);
+    let send_header = [0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0];
+    s.script.msgs[BACK].push(Msg::Terminate {
+        layer: 1,
+        etype: 2,
+        code: 2,
+        segment_len: (send_header.len() + LEN) as u16,
+        ddp_header: send_header.to_vec(),
+    });
+    s.script.terminated = true;
+}
+
 /// A few transfers each way (for the variants of setup).
 fn some_transfers(s: &mut Session<'_>) {
     s.send(FWD, 1000, false);
@@ -1393,6 +1493,127 @@ fn crc_asked_by_one_side_is_used_both_ways() {
             s.fpdus[BACK]
         );
     }
+}
+
+/// The Terminate of a receiver-not-ready timeout, as tshark decodes it.
+#[test]
+fn receiver_not_ready_terminate() {
+    let test = "receiver_not_ready_terminate";
+    let mut setup = Setup::both(DeviceOptions::default());
+    setup.opts[BACK].rnr_timeout = std::time::Duration::from_millis(100);
+    if let Some(s) = variant(test, &setup, receiver_not_ready) {
+        println!(
+            "{test}: {} + {} FPDUs, the Terminate as expected",
+            s.fpdus[FWD], s.fpdus[BACK]
+        );
+    }
+}
+
+/// A rejected connection: the Reply has R, mirrors revision 2 and H with a
+/// zero IRD/ORD word before the consumer's private data, travels in one
+/// segment, and is followed by the responder's FIN; no FPDU either way.
+#[test]
+fn reject_is_an_mpa_reply_with_r() {
+    let test = "reject_is_an_mpa_reply_with_r";
+    let Some(ts) = tshark_or_skip(test) else {
+        return;
+    };
+    const PD_REJ: &[u8] = b"udapl e2e: not today";
+    let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+    let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+    let lrec = Arc::new(Rec::default());
+    let listener = db.listen(0, lrec.clone()).expect("listen");
+    let port = listener.port();
+    let dir = tshark::TempDir::new(test);
+    let cap = match tshark::LiveCapture::start(&ts, &[port], &dir.join("reject.pcapng")) {
+        Ok(c) => c,
+        Err(why) => {
+            tshark::skip(test, &why);
+            return;
+        }
+    };
+    let a = Side::new(&da, IRD, ORD);
+    let d = Driver::new(&[&da, &db]);
+    a.qp.connect(SocketAddr::new(LO, 0), port, PD_REQ, DEADLINE)
+        .expect("connect");
+    let Got::Request { id, .. } = d.event("the connect request", &lrec) else {
+        panic!("the listener got something else than a request")
+    };
+    listener.reject(id, PD_REJ).expect("reject");
+    assert_eq!(
+        d.event("the initiator's Rejected", &a.rec),
+        Got::Rejected(PD_REJ.to_vec())
+    );
+    let mut idle = 0;
+    d.spin("both devices idle after the reject", || {
+        let any = da.progress() | db.progress();
+        idle = if any { 0 } else { idle + 1 };
+        idle > 50
+    });
+    let decoded = tshark::decode_iwarp(&ts, &cap.finish(), &[]);
+
+    let mut err = Vec::new();
+    let mut views = Vec::new();
+    let mut fin_after_reply = false;
+    let mut resets_from_responder = 0;
+    for p in &decoded.packets {
+        let Some((src, _)) = p.tcp_ports() else {
+            continue;
+        };
+        let from_responder = src == port;
+        if from_responder && p.uint("tcp.flags.fin") == Some(1) {
+            fin_after_reply = views.len() == 2;
+        }
+        resets_from_responder +=
+            usize::from(from_responder && p.uint("tcp.flags.reset") == Some(1));
+        for v in p.iwarp() {
+            let len = p.uint("tcp.len").unwrap_or(0);
+            views.push((from_responder, len, v));
+        }
+    }
+    match views.as_slice() {
+        [(false, _, Iwarp::Request(q)), (true, len, Iwarp::Reply(r))] => {
+            let word = IrdOrd {
+                ird: (IRD + 1) as u16,
+                ord: (ORD + 1) as u16,
+                peer_to_peer: true,
+                rtr: RtrFlags {
+                    zero_length_send: false,
+                    rdma_write: true,
+                    rdma_read: false,
+                },
+            };
+            check_mpa("MPA Request", q, false, word, PD_REQ, &mut err);
+            let mut e = |ok: bool, msg: &str| {
+                if !ok {
+                    err.push(format!("reject Reply: {msg} — {r:?}"));
+                }
+            };
+            e(r.reject, "R not set");
+            e(!r.markers && !r.crc, "M or C set");
+            e(
+                r.revision == 2 && r.reserved == 0x10,
+                "not revision 2 with H",
+            );
+            e(
+                r.ird_ord() == Some(IrdOrd::default()),
+                "IRD/ORD word not zero",
+            );
+            e(r.private_data.get(4..) == Some(PD_REJ), "private data");
+            e(*len == 20 + u64::from(r.pd_len), "not alone in its segment");
+        }
+        other => err.push(format!(
+            "decoded {other:?}; want the Request, then the reject Reply, nothing else"
+        )),
+    }
+    if !fin_after_reply || resets_from_responder != 0 {
+        err.push(format!(
+            "the responder should close with a FIN after the Reply (FIN seen after it: {fin_after_reply}, RSTs: {resets_from_responder})"
+        ));
+    }
+    err.extend(decoded.problems(ALLOWED));
+    assert!(err.is_empty(), "{}", err.join("\n  "));
+    println!("{test}: reject Reply decoded as sent");
 }
 
 /// With `local_completion` on both sides: ORD advertised without the ack
