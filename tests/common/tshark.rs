@@ -16,7 +16,7 @@
 //! SMB Direct payload heuristics off, so that application bytes are not
 //! taken for those protocols), parses its PDML into [`Packet`]s, and
 //! collects every warning/error expert item, including those Wireshark
-//! records without a tree item (from a `-z expert` pass). [`Packet::iwarp`]
+//! records without a tree item (from the `-z expert` table). [`Packet::iwarp`]
 //! turns one packet into typed views ([`Iwarp`]) of what the dissectors
 //! decoded, for assertions.
 //!
@@ -165,6 +165,10 @@ impl Drop for TempDir {
 const START_PROBE: &[u8] = b"?";
 const END_PROBE: &[u8] = b"udapl-end";
 const CAPTURE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Kernel capture buffer (`-B`, MiB): loopback bursts of 64 KiB segments
+/// overflow the 2 MiB default, and dropped packets leave holes in the
+/// streams the dissectors reassemble.
+const CAPTURE_BUFFER_MIB: &str = "256";
 
 /// `tshark -i lo` writing a pcapng file, limited to some TCP ports on
 /// loopback.
@@ -176,12 +180,20 @@ const CAPTURE_TIMEOUT: Duration = Duration::from_secs(30);
 /// sent after the traffic, proves everything before it is in the file when
 /// it is printed. The probes stay in the file; [`decode_iwarp`] users look
 /// at TCP packets only.
+///
+/// The kernel buffer is enlarged (bulk transfers on loopback come as 64 KiB
+/// segments), and [`finish`](Self::finish) fails the test if tshark reports
+/// dropped packets: a stream with holes cannot be checked.
+///
+/// The capture runs in the network namespace of the thread that calls
+/// [`start`](Self::start) (tshark inherits it).
 pub struct LiveCapture {
     child: Option<Child>,
     path: PathBuf,
     probe: UdpSocket,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<thread::JoinHandle<()>>,
 }
 
 impl LiveCapture {
@@ -201,7 +213,7 @@ impl LiveCapture {
             filter.push_str(&format!(" or tcp port {p}"));
         }
         let mut child = Command::new(tshark)
-            .args(["-i", "lo", "-f", &filter, "-w"])
+            .args(["-i", "lo", "-B", CAPTURE_BUFFER_MIB, "-f", &filter, "-w"])
             .arg(path)
             .args([
                 "-P",
@@ -232,7 +244,7 @@ impl LiveCapture {
         let stderr = Arc::new(Mutex::new(String::new()));
         let err_pipe = child.stderr.take().unwrap();
         let sink = Arc::clone(&stderr);
-        thread::spawn(move || {
+        let stderr_reader = thread::spawn(move || {
             let mut r = BufReader::new(err_pipe);
             let mut buf = String::new();
             while r.read_line(&mut buf).unwrap_or(0) > 0 {
@@ -247,6 +259,7 @@ impl LiveCapture {
             probe,
             lines,
             stderr,
+            stderr_reader: Some(stderr_reader),
         };
         let deadline = Instant::now() + CAPTURE_TIMEOUT;
         loop {
@@ -291,7 +304,8 @@ impl LiveCapture {
     }
 
     /// Wait until everything sent before this call has been written to the
-    /// file, stop tshark (SIGINT) and return the file's path.
+    /// file, stop tshark (SIGINT) and return the file's path. Panics if
+    /// tshark dropped packets.
     pub fn finish(mut self) -> PathBuf {
         let want = (8 + END_PROBE.len()).to_string();
         let deadline = Instant::now() + CAPTURE_TIMEOUT;
@@ -317,7 +331,38 @@ impl LiveCapture {
             }
         }
         self.stop();
+        let dropped = self.dropped();
+        assert!(
+            dropped.is_empty(),
+            "the capture is incomplete (tshark: {}); the streams cannot be checked",
+            dropped.join("; ")
+        );
         self.path.clone()
+    }
+
+    /// tshark's "N packets dropped" lines with N > 0, once it has exited.
+    fn dropped(&mut self) -> Vec<String> {
+        if let Some(h) = self.stderr_reader.take() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !h.is_finished() && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(10));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+        self.stderr_text()
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.contains("dropped"))
+            .filter(|l| {
+                l.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .is_some_and(|n| n > 0)
+            })
+            .map(str::to_owned)
+            .collect()
     }
 
     fn stop(&mut self) {
@@ -737,8 +782,8 @@ impl Decoded {
     }
 }
 
-/// Decode `file` with the iWARP dissectors: `tshark -r file -T pdml` with
-/// [`IWARP_DECODE_ARGS`] and `extra`, plus a `-z expert` pass.
+/// Decode `file` with the iWARP dissectors: `tshark -r file -T pdml -z
+/// expert,warn` with [`IWARP_DECODE_ARGS`] and `extra`.
 pub fn decode_iwarp(tshark: &Path, file: &Path, extra: &[&str]) -> Decoded {
     let run = |args: &[&str]| -> String {
         let out = Command::new(tshark)
@@ -761,11 +806,15 @@ pub fn decode_iwarp(tshark: &Path, file: &Path, extra: &[&str]) -> Decoded {
         );
         String::from_utf8(out.stdout).expect("tshark output is UTF-8")
     };
-    let pdml = run(&["-T", "pdml"]);
-    let expert = run(&["-q", "-z", "expert,warn"]);
+    // One pass: the PDML document, then the expert table after it.
+    let out = run(&["-T", "pdml", "-z", "expert,warn"]);
+    let (pdml, expert) = match out.find("</pdml>") {
+        Some(i) => out.split_at(i + "</pdml>".len()),
+        None => (out.as_str(), ""),
+    };
     Decoded {
-        packets: parse_pdml(&pdml),
-        expert: parse_expert(&expert),
+        packets: parse_pdml(pdml),
+        expert: parse_expert(expert),
     }
 }
 

@@ -1119,6 +1119,8 @@ const SCRATCH: usize = 256;
 
 /// Most FPDUs planned ahead and written together.
 const TX_BATCH: usize = 8;
+/// FPDUs up to this size share `sendmsg` calls (and so TCP segments).
+const TX_SMALL: u64 = 4096;
 /// Bytes after which no more FPDUs are planned into a batch.
 const TX_BATCH_BYTES: u64 = 256 * 1024;
 
@@ -1423,9 +1425,20 @@ impl IwarpQp {
             }
             let r = {
                 let b = &up.tx;
+                // Small FPDUs leave together; a large one alone, so that it
+                // starts a TCP segment of its own (as RFC 5044 senders
+                // align FPDUs, and as dissectors expect).
+                let mut end = b.done + 1;
+                if b.fpdus[b.done].total() <= TX_SMALL {
+                    let mut bytes = b.fpdus[b.done].total() - b.fpdus[b.done].sent;
+                    while end < b.n && bytes + b.fpdus[end].total() <= TX_SMALL {
+                        bytes += b.fpdus[end].total();
+                        end += 1;
+                    }
+                }
                 let plans: [Option<IoPlan<'_>>; TX_BATCH] = std::array::from_fn(|k| {
                     let i = b.done + k;
-                    (i < b.n).then(|| b.fpdus[i].plan()).flatten()
+                    (i < end).then(|| b.fpdus[i].plan()).flatten()
                 });
                 let mut list = [const { None::<IoPlan<'_>> }; TX_BATCH];
                 let mut count = 0;
@@ -1433,7 +1446,7 @@ impl IwarpQp {
                     list[count] = Some(p);
                     count += 1;
                 }
-                if count != b.n - b.done {
+                if count != end - b.done {
                     return Err(());
                 }
                 memio::send_plans_opt(up.stream.as_fd(), &list[..count], libc::MSG_DONTWAIT)
@@ -1453,7 +1466,8 @@ impl IwarpQp {
                             up.conn.tx_written(t, &mut sink);
                         }
                     }
-                    if up.tx.done < up.tx.n {
+                    if left == 0 && up.tx.done < up.tx.n && up.tx.fpdus[up.tx.done].sent > 0 {
+                        // The socket took part of an FPDU: it is full.
                         return Ok(any);
                     }
                 }

@@ -1,0 +1,303 @@
+//! The iWARP device between two network namespaces joined by a veth pair:
+//! a connection, a Send, an RDMA Write and an RDMA Read, data verified,
+//! over a real (virtual) link instead of loopback.
+//!
+//! Setup (as root, all made and removed by the test): namespaces
+//! `udapl-<pid>-<n>-a` and `…-b`, a veth pair `ud<pid>a` (10.199.X.1/24, in
+//! A) — `ud<pid>b` (10.199.X.2/24, in B), X from the pid. Nothing is added
+//! to the host's namespace: the pair is created inside the two namespaces,
+//! and the namespaces' guards delete them (and the pair) on drop, also when
+//! the test fails. Traffic stays on the veth.
+//!
+//! Each side runs on its own thread that first moved into its namespace
+//! (`setns(CLONE_NEWNET)`, thread-local). The device creates sockets only
+//! in `listen` (bind), `connect` (socket + connect) and, for accepted
+//! connections, in the listener's own namespace; all of these run on the
+//! side's thread, and every wait drives only that side's device. The test
+//! checks that this holds: the host namespace does not have the
+//! addresses (so a listener bound to 10.199.X.1 exists only in A), the
+//! connect request arrives from 10.199.X.2 (B's veth address) at
+//! 10.199.X.1, and the veth's byte counters show the transfers crossed it.
+//!
+//! Skips (prints `skipped: …` and passes) when not root or when `ip netns`
+//! is unavailable.
+
+mod common {
+    pub mod netns;
+    #[path = "e2e_qp.rs"]
+    pub mod qp;
+    pub mod tshark;
+}
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::time::Instant;
+
+use common::netns::Netns;
+use common::qp::{pattern, sge, Driver, Got, Rec, Side, DEADLINE};
+use common::tshark::skip;
+use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::verbs::{Device, QpState, RecvWr, SendOp, SendWr, WcOp, WcStatus};
+use udapl::transport::SOFTWARE_CAPABILITIES;
+
+const SEND_LEN: usize = 5000;
+const WRITE_LEN: usize = 300_000;
+const READ_LEN: usize = 300_000;
+const PD_REQ: &[u8] = b"from namespace B";
+const PD_REP: &[u8] = b"from namespace A";
+
+/// What one side's thread tells the other.
+#[derive(Debug)]
+enum Note {
+    /// A listens on this port.
+    Port(u16),
+    /// A posted its receive and registered its buffers: the Write target
+    /// and the Read source (address, STag).
+    Ready {
+        target: (u64, u32),
+        source: (u64, u32),
+    },
+    /// B's RDMA Write completed (A checks the bytes).
+    Written,
+    /// B's RDMA Read completed and its bytes were right.
+    ReadDone,
+}
+
+/// Waits for the peer thread's next note while driving this side's device.
+fn note(d: &Driver<'_>, rx: &Receiver<Note>, what: &str) -> Note {
+    let mut got = None;
+    d.spin(what, || match rx.try_recv() {
+        Ok(n) => {
+            got = Some(n);
+            true
+        }
+        Err(TryRecvError::Empty) => false,
+        Err(TryRecvError::Disconnected) => panic!("{what}: the other side's thread ended"),
+    });
+    got.expect("note")
+}
+
+/// Drives `dev` until it has been idle for a while (a closed connection
+/// finishing), within the deadline.
+fn settle(d: &Driver<'_>, dev: &Arc<IwarpDevice>) {
+    let mut idle = 0;
+    d.spin("the device to go idle", || {
+        idle = if dev.progress() { 0 } else { idle + 1 };
+        idle > 50
+    });
+}
+
+/// Namespace A: listens, accepts, receives the Send, is written to and read
+/// from.
+fn side_a(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiver<Note>) {
+    ns.enter();
+    let dev = IwarpDevice::open(IpAddr::V4(me), SOFTWARE_CAPABILITIES);
+    let lrec = Arc::new(Rec::default());
+    // Binds 10.199.X.1, which only namespace A has.
+    let l = dev
+        .listen(0, lrec.clone())
+        .expect("listen on A's veth address from a thread in A");
+    let port = l.port();
+    tx.send(Note::Port(port)).expect("to B");
+    let side = Side::new(&dev, 4, 4);
+    let d = Driver::new(&[&dev]);
+    let Got::Request {
+        id,
+        remote,
+        local,
+        private_data,
+    } = d.event("the connect request", &lrec)
+    else {
+        panic!("the listener got something else than a request")
+    };
+    assert_eq!(
+        (remote.ip(), local),
+        (IpAddr::V4(peer), SocketAddr::new(IpAddr::V4(me), port)),
+        "the request came from B's veth address to A's"
+    );
+    assert_eq!(private_data, PD_REQ);
+    dev.accept(id, &*side.qp, PD_REP).expect("accept");
+    assert!(matches!(
+        d.event("A established", &side.rec),
+        Got::Established(_)
+    ));
+
+    let inbox = vec![0u8; SEND_LEN + 64];
+    let target = vec![0u8; WRITE_LEN];
+    let source = pattern(READ_LEN, 3);
+    let (mi, mt, ms) = (side.reg(&inbox), side.reg(&target), side.reg(&source));
+    side.qp
+        .post_recv(&RecvWr {
+            wr_id: 10,
+            sgl: &[sge(&mi, inbox.len())],
+        })
+        .expect("post_recv");
+    tx.send(Note::Ready {
+        target: (mt.addr, mt.rkey),
+        source: (ms.addr, ms.rkey),
+    })
+    .expect("to B");
+
+    let r = d.wc("the Send from B", &side.cq);
+    assert_eq!(
+        (r.wr_id, r.status, r.op, r.byte_len),
+        (10, WcStatus::Success, WcOp::Recv, SEND_LEN as u64)
+    );
+    assert!(inbox[..SEND_LEN] == pattern(SEND_LEN, 1)[..], "Send data");
+    assert!(matches!(note(&d, &rx, "B's Write",), Note::Written));
+    assert!(target == pattern(WRITE_LEN, 2), "RDMA Write data");
+    assert!(matches!(note(&d, &rx, "B's Read"), Note::ReadDone));
+    assert_eq!(d.event("A disconnected by B", &side.rec), Got::Disconnected);
+    assert_eq!(side.qp.state(), QpState::Closed);
+    settle(&d, &dev);
+    for mr in [mi, mt, ms] {
+        dev.deregister(&mr).expect("deregister");
+    }
+}
+
+/// Namespace B: connects, sends, writes, reads, disconnects.
+fn side_b(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiver<Note>) {
+    ns.enter();
+    let dev = IwarpDevice::open(IpAddr::V4(me), SOFTWARE_CAPABILITIES);
+    let side = Side::new(&dev, 4, 4);
+    let d = Driver::new(&[&dev]);
+    let Note::Port(port) = note(&d, &rx, "A's port") else {
+        panic!("expected A's port")
+    };
+    // The socket is made here, on a thread in B: 10.199.X.1 is reachable
+    // through the veth only.
+    side.qp
+        .connect(SocketAddr::new(IpAddr::V4(peer), 0), port, PD_REQ, DEADLINE)
+        .expect("connect");
+    assert_eq!(
+        d.event("B established", &side.rec),
+        Got::Established(PD_REP.to_vec())
+    );
+    let Note::Ready { target, source } = note(&d, &rx, "A ready") else {
+        panic!("expected A's buffers")
+    };
+
+    let out = pattern(SEND_LEN, 1);
+    let data = pattern(WRITE_LEN, 2);
+    let back = vec![0u8; READ_LEN];
+    let (mo, md, mb) = (side.reg(&out), side.reg(&data), side.reg(&back));
+    side.qp
+        .post_send(&SendWr {
+            wr_id: 1,
+            op: SendOp::Send { solicited: false },
+            sgl: &[sge(&mo, SEND_LEN)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("post Send");
+    d.ok("B's Send", &side.cq, 1, WcOp::Send);
+    side.qp
+        .post_send(&SendWr {
+            wr_id: 2,
+            op: SendOp::RdmaWrite {
+                remote_addr: target.0,
+                rkey: target.1,
+            },
+            sgl: &[sge(&md, WRITE_LEN)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("post RDMA Write");
+    d.ok("B's RDMA Write", &side.cq, 2, WcOp::RdmaWrite);
+    tx.send(Note::Written).expect("to A");
+    side.qp
+        .post_send(&SendWr {
+            wr_id: 3,
+            op: SendOp::RdmaRead {
+                remote_addr: source.0,
+                rkey: source.1,
+            },
+            sgl: &[sge(&mb, READ_LEN)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("post RDMA Read");
+    let n = d.ok("B's RDMA Read", &side.cq, 3, WcOp::RdmaRead);
+    assert_eq!(n, READ_LEN as u64);
+    assert!(back == pattern(READ_LEN, 3), "RDMA Read data");
+    tx.send(Note::ReadDone).expect("to A");
+
+    side.qp.disconnect(true).expect("disconnect");
+    assert_eq!(side.rec.take(), vec![Got::Disconnected]);
+    settle(&d, &dev);
+    for mr in [mo, md, mb] {
+        dev.deregister(&mr).expect("deregister");
+    }
+}
+
+/// The text of a panic payload.
+fn message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(non-text panic)".into())
+}
+
+#[test]
+fn connection_send_write_read_across_a_veth_pair() {
+    let test = "connection_send_write_read_across_a_veth_pair";
+    let t0 = Instant::now();
+    let (a, b) = match (Netns::create("a"), Netns::create("b")) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(why), _) | (_, Err(why)) => {
+            skip(test, &why);
+            return;
+        }
+    };
+    let pid = std::process::id();
+    let net = (1 + pid % 250) as u8;
+    let (ia, ib) = (
+        Ipv4Addr::new(10, 199, net, 1),
+        Ipv4Addr::new(10, 199, net, 2),
+    );
+    let (if_a, if_b) = (format!("ud{pid}a"), format!("ud{pid}b"));
+    Netns::veth(
+        &a,
+        &if_a,
+        &format!("{ia}/24"),
+        &b,
+        &if_b,
+        &format!("{ib}/24"),
+    )
+    .unwrap_or_else(|e| panic!("veth pair: {e}"));
+    // The host namespace (this thread's) does not have the addresses: a
+    // socket bound to them can only be in a namespace.
+    for ip in [ia, ib] {
+        let e = UdpSocket::bind((ip, 0)).expect_err("the host has a namespace's address");
+        assert_eq!(e.kind(), std::io::ErrorKind::AddrNotAvailable, "{ip}: {e}");
+    }
+    let (rx_a0, tx_a0) = a.counters(&if_a);
+
+    let (to_b, from_a) = channel();
+    let (to_a, from_b) = channel();
+    std::thread::scope(|sc| {
+        let ta = sc.spawn(|| side_a(&a, ia, ib, to_b, from_b));
+        let tb = sc.spawn(|| side_b(&b, ib, ia, to_a, from_a));
+        // When one side fails the other soon does too (its peer is gone):
+        // report both.
+        let failures: Vec<String> = [("A", ta.join()), ("B", tb.join())]
+            .into_iter()
+            .filter_map(|(who, r)| r.err().map(|p| format!("side {who}: {}", message(&*p))))
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
+
+    let (rx_a, tx_a) = a.counters(&if_a);
+    let (rx, tx) = (rx_a - rx_a0, tx_a - tx_a0);
+    assert!(
+        rx >= (SEND_LEN + WRITE_LEN) as u64 && tx >= READ_LEN as u64,
+        "A's veth moved {rx} bytes in and {tx} out: the transfers did not cross it"
+    );
+    println!(
+        "{test}: {ia} ({}) <-> {ib} ({}) over veth {if_a}/{if_b}: A's veth received {rx} bytes, sent {tx}; {:?}",
+        a.name(),
+        b.name(),
+        t0.elapsed()
+    );
+}
