@@ -621,6 +621,8 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
         return Err("rdma: data mismatch".into());
     }
     let stop = AtomicBool::new(false);
+    let s0 = udapl::transport::iwarp::progress::stats();
+    let _show = Show(s0);
     two(
         |bar| {
             bar.wait();
@@ -657,6 +659,20 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
             Ok(())
         },
     )
+}
+
+struct Show((u64, u64));
+impl Drop for Show {
+    fn drop(&mut self) {
+        if std::env::var_os("QP_BENCH_STATS").is_some() {
+            let (r, l) = udapl::transport::iwarp::progress::stats();
+            println!(
+                "  timed part: {} runs, {} looks",
+                r - self.0 .0,
+                l - self.0 .1
+            );
+        }
+    }
 }
 
 /// Sets its flag when dropped (on success and on error alike).
@@ -954,6 +970,10 @@ fn main() -> ExitCode {
             r.ours / r.tcp,
             r.target
         );
+    }
+    if std::env::var_os("QP_BENCH_STATS").is_some() {
+        let (runs, looks) = udapl::transport::iwarp::progress::stats();
+        println!("progress thread: {runs} runs, {looks} looks");
     }
     println!(
         "ratio = ours / raw TCP (latency: lower is better; the rest: higher is better). \

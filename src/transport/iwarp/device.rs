@@ -1114,6 +1114,9 @@ impl TxCur {
 const PEEK_MAX: usize = 2048;
 /// Peek while a large transfer streams: just the next header.
 const PEEK_MIN: usize = 128;
+/// Bytes of the next FPDU read along with a payload: no FPDU header is
+/// shorter (a tagged one is 2 + 14).
+const LOOKAHEAD: usize = 16;
 /// Receive sink for bytes already taken from a peek.
 const SCRATCH: usize = 256;
 
@@ -1176,6 +1179,8 @@ struct Up {
     scratch: [u8; SCRATCH],
     /// Completions of a batch, held until its payload has landed.
     rx_wcs: Vec<Wc>,
+    /// Receives a payload's pad and CRC and the next FPDU's first bytes.
+    tail: [u8; 3 + 4 + LOOKAHEAD],
     /// Responder without RTR: nothing may be sent before the initiator's
     /// first FPDU arrives.
     hold_tx: bool,
@@ -1346,6 +1351,7 @@ impl IwarpQp {
             peek: [0; PEEK_MAX],
             peek_len: PEEK_MAX,
             scratch: [0; SCRATCH],
+            tail: [0; 3 + 4 + LOOKAHEAD],
             rx_wcs: Vec::with_capacity((self.cfg.send_depth + self.cfg.recv_depth) as usize + 16),
             hold_tx,
         }));
@@ -1527,46 +1533,33 @@ impl IwarpQp {
                     };
                     any = true;
                     up.hold_tx = false;
-                    match up.reader.commit(n) {
-                        Ok(None) => {}
-                        Ok(Some(RxEvent::Segment(seg))) => {
-                            match self.take_segment(up, &seg, keys, &mut sink) {
-                                Ok(true) => {}
-                                Ok(false) => {
-                                    let until = Instant::now() + dev.rnr_timeout();
-                                    up.stream.wake_at(until);
-                                    up.not_ready = Some((seg, until));
-                                    self.rnr_waiting.store(true, Ordering::Release);
-                                    return (true, Outcome::Ok);
-                                }
-                                Err(()) => return (true, Outcome::Broken),
-                            }
-                        }
-                        Ok(Some(RxEvent::Done)) => {
-                            up.rx = RxCur::None;
-                            if let Err(f) = up.conn.rx_done(&mut sink) {
-                                return (true, fault_outcome(f));
-                            }
-                        }
-                        Err(e) => {
-                            match e.term() {
-                                Some(t) => _ = up.conn.refuse(t, up.reader.segment(), &mut sink),
-                                None => up.conn.flush(&mut sink),
-                            }
-                            return (true, Outcome::Broken);
-                        }
+                    let r = up.reader.commit(n);
+                    if let Some(o) = self.on_commit(up, r, keys, &dev, &mut sink) {
+                        return (true, o);
                     }
                 }
                 RxNeed::Payload(left) => {
+                    // Bytes received past the payload (into `up.tail`).
+                    let mut extra = 0usize;
                     let r = match &mut up.rx {
                         RxCur::Place { segs, nsegs, off } => {
-                            let Some(plan) =
-                                IoPlan::recv(&mut [], &segs[..*nsegs], *off, left as u64, &mut [])
-                            else {
+                            // The payload, its pad and CRC, and the first
+                            // bytes of the next FPDU, in one call.
+                            let tl = up.reader.trailer_len();
+                            let plan = IoPlan::recv(
+                                &mut [],
+                                &segs[..*nsegs],
+                                *off,
+                                left as u64,
+                                &mut up.tail[..tl + LOOKAHEAD],
+                            );
+                            let Some(plan) = plan else {
                                 return (true, Outcome::Broken);
                             };
                             match memio::recv_plan(up.stream.as_fd(), &plan, libc::MSG_DONTWAIT) {
-                                Ok(n) => {
+                                Ok(got) => {
+                                    let n = got.min(left);
+                                    extra = got - n;
                                     let start = *off;
                                     *off += n as u64;
                                     if up.crc {
@@ -1615,6 +1608,24 @@ impl IwarpQp {
                         }
                         RxCur::None => return (true, Outcome::Broken),
                     };
+                    if extra > 0 {
+                        // Trailer and next header bytes: through the reader.
+                        let mut at = 0;
+                        while at < extra {
+                            let tail = up.tail;
+                            let spare = up.reader.spare();
+                            let take = spare.len().min(extra - at);
+                            if take == 0 {
+                                return (true, Outcome::Broken);
+                            }
+                            spare[..take].copy_from_slice(&tail[at..at + take]);
+                            at += take;
+                            let c = up.reader.commit(take);
+                            if let Some(o) = self.on_commit(up, c, keys, &dev, &mut sink) {
+                                return (true, o);
+                            }
+                        }
+                    }
                     match r {
                         Ok(_) => any = true,
                         Err(IoError::WouldBlock) => return (any, Outcome::Ok),
@@ -1804,6 +1815,43 @@ impl IwarpQp {
             Some(o @ Outcome::Ok) if up.not_ready.is_some() => Batch::End(o),
             Some(o) => Batch::End(o),
             None => Batch::More,
+        }
+    }
+
+    /// Acts on what the reader made of committed header or trailer bytes;
+    /// `Some`: the receive pump stops with that outcome.
+    fn on_commit(
+        &self,
+        up: &mut Up,
+        r: Result<Option<RxEvent>, super::wire::FpduError>,
+        keys: &KeyTable,
+        dev: &IwarpDevice,
+        sink: &mut impl FnMut(Wc),
+    ) -> Option<Outcome> {
+        match r {
+            Ok(None) => None,
+            Ok(Some(RxEvent::Segment(seg))) => match self.take_segment(up, &seg, keys, sink) {
+                Ok(true) => None,
+                Ok(false) => {
+                    let until = Instant::now() + dev.rnr_timeout();
+                    up.stream.wake_at(until);
+                    up.not_ready = Some((seg, until));
+                    self.rnr_waiting.store(true, Ordering::Release);
+                    Some(Outcome::Ok)
+                }
+                Err(()) => Some(Outcome::Broken),
+            },
+            Ok(Some(RxEvent::Done)) => {
+                up.rx = RxCur::None;
+                up.conn.rx_done(sink).err().map(fault_outcome)
+            }
+            Err(e) => {
+                match e.term() {
+                    Some(t) => _ = up.conn.refuse(t, up.reader.segment(), sink),
+                    None => up.conn.flush(sink),
+                }
+                Some(Outcome::Broken)
+            }
         }
     }
 

@@ -27,7 +27,9 @@
 //!   descriptor disarmed (so packets for a busy-polled connection never
 //!   wake it, which on a small machine would preempt the poller) and looks
 //!   again after 1 ms, doubling up to 8 ms while the application stays
-//!   active. A source nobody polls is run at once.
+//!   active; it takes over once the counter has stood still for 10 ms (a
+//!   poller the scheduler keeps off its core for a while has not
+//!   stopped). A source nobody polls is run at once.
 //! - Priority: the thread runs at nice 19, so that on a machine whose
 //!   cores are all busy with polling application threads it does not take
 //!   a core from one of them (it still gets a share, so connections nobody
@@ -55,6 +57,10 @@ use crate::sync::lock_anyway as lock;
 /// drives, and the longest.
 const STEP_ASIDE: Duration = Duration::from_millis(1);
 const STEP_ASIDE_MAX: Duration = Duration::from_millis(8);
+/// How long after an application last polled a source the thread still
+/// counts it as driven (longer than a poller is typically kept off its
+/// core by the scheduler).
+const ACTIVE: Duration = Duration::from_millis(10);
 
 /// What a source run asks for next.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -313,6 +319,14 @@ pub fn running() -> bool {
         .is_some_and(|e| lock(&e.table).running)
 }
 
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static LOOKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// (sources run, sources looked at) by progress threads so far.
+pub fn stats() -> (u64, u64) {
+    (RUNS.load(Ordering::Relaxed), LOOKS.load(Ordering::Relaxed))
+}
+
 fn serve(engine: Arc<Engine>) {
     // The lowest priority of the normal class: the thread only fills in
     // for applications, so it must not take a core from one that polls.
@@ -393,15 +407,16 @@ fn run_one(engine: &Engine, tok: u64) {
         };
         (src, e.seen, e.aside, e.moved_at)
     };
+    LOOKS.fetch_add(1, Ordering::Relaxed);
     let act = src.activity();
     let now = Instant::now();
     // Driven: the counter moved since the last look, a thread sleeps on
-    // the queues, or the counter moved less than STEP_ASIDE ago (a poller
-    // that merely lost its core to this thread has not stopped).
+    // the queues, or the counter moved less than ACTIVE ago (a poller that
+    // merely lost its core for a while has not stopped).
     let moved = act != seen;
     let driven = moved
         || src.attended()
-        || moved_at.is_some_and(|t| now.saturating_duration_since(t) < STEP_ASIDE);
+        || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE);
     let run = if driven {
         // Leave the descriptor disarmed; look again later.
         Run {
@@ -409,6 +424,7 @@ fn run_one(engine: &Engine, tok: u64) {
             output: false,
         }
     } else {
+        RUNS.fetch_add(1, Ordering::Relaxed);
         src.run()
     };
     let mut t = lock(&engine.table);

@@ -1463,6 +1463,11 @@ impl FpduReader {
         self.segment
     }
 
+    /// Pad and CRC bytes that follow the current segment's payload.
+    pub fn trailer_len(&self) -> usize {
+        fpdu_pad(self.segment.map_or(0, |s| s.ulpdu_len as usize)) + CRC_LEN
+    }
+
     /// Between FPDUs: no byte of the next one has arrived. An end of stream
     /// anywhere else cuts an FPDU short.
     pub fn at_boundary(&self) -> bool {
