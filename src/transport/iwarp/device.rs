@@ -238,6 +238,15 @@ impl IwarpDevice {
             let now = Instant::now();
             for (&id, pend) in p.iter_mut() {
                 if pend.reported {
+                    // Waiting for the DAT layer: forget it if the peer gave
+                    // up meanwhile (end of stream or reset), so that a
+                    // request never accepted does not live forever.
+                    let mut b = [0u8; 1];
+                    match (&pend.stream).peek(&mut b) {
+                        Ok(0) => dead.push(id),
+                        Err(e) if e.kind() != ErrorKind::WouldBlock => dead.push(id),
+                        _ => {}
+                    }
                     continue;
                 }
                 match peek_feed(&pend.stream, |b| pend.resp.feed(b)) {
@@ -3016,6 +3025,32 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
+    }
+
+    /// A request the DAT layer never answered is forgotten once the
+    /// initiator gives up.
+    #[test]
+    fn an_unanswered_request_goes_when_the_initiator_gives_up() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        let a = side(&da);
+        let b = side(&db);
+        a.qp.connect(
+            SocketAddr::new(LO, 0),
+            l.port(),
+            b"",
+            Duration::from_millis(200),
+        )
+        .expect("connect");
+        let Got::Request(id, _) = wait_ev(&[&da, &db], &lrec) else {
+            panic!("request")
+        };
+        assert_eq!(wait_ev(&[&da, &db], &a.rec), Got::TimedOut);
+        drop(a);
+        spin(&[&da, &db], || lock(&db.pending).is_empty());
+        assert_eq!(db.accept(id, &*b.qp, b""), Err(DeviceError::NotFound));
     }
 
     #[test]
