@@ -3,28 +3,35 @@
 //! connection setup) and `conn` (the protocol engine), moving bytes with
 //! `memio`.
 //!
-//! First cut:
 //! - One lock per queue pair (`Inner`) holds the connection phase and the
-//!   engine; posting threads take it to write FPDUs themselves, pollers and
-//!   [`Device::progress`] only try-lock it.
+//!   engine; posting threads take it to write FPDUs themselves, pollers,
+//!   the progress thread and [`Device::progress`] only try-lock it.
 //! - Setup frames are read with `MSG_PEEK` and consumed exactly up to what
 //!   `setup` took, so FPDU bytes behind them stay in the socket.
-//! - No background thread yet: something must call [`Device::progress`]
-//!   (or poll the CQs) for connection setup and for RDMA targets to run.
+//! - Sockets, listeners and pending requests are registered with the
+//!   background progress thread ([`super::progress`]), which runs what no
+//!   application thread drives and every deadline.
+//! - Transmit: FPDUs ready together are planned as a batch; small ones
+//!   share a `sendmsg`, a large one goes alone (it starts a TCP segment).
+//!   Receive: at an FPDU boundary a peek plus one `recvmsg` takes every
+//!   FPDU that arrived (payload straight into application memory,
+//!   completions held until it has landed); a payload's `recvmsg` also
+//!   takes its trailer and the next FPDU's first bytes.
 //! - `register` checks the memory (`memcheck`): mapped, readable, and
 //!   writable when local or remote write access is asked for.
 //! - A queue pair's socket is watched by its send and receive CQs' wait
 //!   descriptors (token: the QP number) from connect/accept until it is
 //!   closed (`Sock`), so a thread sleeping on `wait_fd` wakes on data.
 //! - RNR: a Send that finds no posted receive holds its connection (the
-//!   device stops reading it) for [`IwarpDevice::set_rnr_timeout`]; a
-//!   receive posted in time lets it land, otherwise the engine's Terminate
-//!   goes out, the connection breaks and the sender's Send completes
-//!   receiver-not-ready. The time is checked at progress (no timer thread).
+//!   device stops reading it) for the receiver-not-ready time; a receive
+//!   posted in time (on the queue pair or its SRQ) lets it land, otherwise
+//!   the engine's Terminate goes out, the connection breaks and the
+//!   sender's Send completes receiver-not-ready.
 //! - A CQ overrun (a completion that did not fit) is logged
 //!   (`tracing::warn!`) and breaks the queue pair at its next step
 //!   (`CmEvent::Broken`), as verbs reports it as a fatal error.
-//! - Not yet: SRQ, memory windows, CRC-on tests.
+//! - Objects made before a `fork()` are the parent's in the child: they
+//!   refuse work and their closing leaves shared kernel state alone.
 
 #![allow(unsafe_code)]
 
