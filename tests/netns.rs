@@ -301,3 +301,72 @@ fn connection_send_write_read_across_a_veth_pair() {
         t0.elapsed()
     );
 }
+
+/// Peer loss by silence: the link goes down under an established
+/// connection with data in flight; after the user timeout (here 300 ms)
+/// the connection breaks and every outstanding request completes flushed.
+#[test]
+fn a_silent_peer_breaks_the_connection_after_the_user_timeout() {
+    use std::time::Duration;
+    use udapl::transport::iwarp::device::DeviceOptions;
+    let test = "a_silent_peer_breaks_the_connection_after_the_user_timeout";
+    let ns = match Netns::create("silent") {
+        Ok(ns) => ns,
+        Err(why) => return skip(test, &why),
+    };
+    // Everything runs on a thread inside the namespace, over its loopback.
+    let t = std::thread::spawn(move || {
+        ns.enter();
+        let opts = DeviceOptions {
+            user_timeout: Duration::from_millis(300),
+            keepalive_idle: Duration::from_secs(1),
+            keepalive_interval: Duration::from_secs(1),
+            keepalive_count: 1,
+            ..DeviceOptions::default()
+        };
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let da = IwarpDevice::open_with(lo, SOFTWARE_CAPABILITIES, opts);
+        let db = IwarpDevice::open_with(lo, SOFTWARE_CAPABILITIES, opts);
+        let drv = Driver::new(&[&da, &db]);
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        let a = Side::new(&da, 2, 2);
+        let b = Side::new(&db, 2, 2);
+        a.qp.connect(SocketAddr::new(lo, 0), l.port(), b"", DEADLINE)
+            .expect("connect");
+        let Got::Request { id, .. } = drv.event("request", &lrec) else {
+            panic!("request")
+        };
+        db.accept(id, &*b.qp, b"").expect("accept");
+        assert!(matches!(
+            drv.event("established", &a.rec),
+            Got::Established(_)
+        ));
+        // Silence: nothing gets through any more, in either direction.
+        ns.ip(&["link", "set", "lo", "down"]).expect("lo down");
+        let src = pattern(100_000, 3);
+        let ms = a.reg(&src);
+        a.qp.post_send(&SendWr {
+            wr_id: 7,
+            op: SendOp::Send { solicited: false },
+            sgl: &[sge(&ms, src.len())],
+            signaled: true,
+            fence: false,
+        })
+        .expect("send");
+        let t0 = Instant::now();
+        // Only A's side is driven: B cannot hear anything anyway.
+        let drv_a = Driver::new(&[&da]);
+        assert_eq!(drv_a.event("broken", &a.rec), Got::Broken);
+        let waited = t0.elapsed();
+        let w = drv_a.wc("flushed send", &a.cq);
+        assert_eq!((w.wr_id, w.status), (7, WcStatus::Flushed));
+        assert_eq!(a.qp.state(), QpState::Closed);
+        assert!(
+            waited >= Duration::from_millis(250) && waited < Duration::from_secs(10),
+            "broken after {waited:?}"
+        );
+        drop(ns);
+    });
+    t.join().expect("namespace thread");
+}

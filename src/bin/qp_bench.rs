@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::verbs::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
@@ -85,8 +85,15 @@ struct Devs {
 
 impl Devs {
     fn open() -> R<Devs> {
-        let a = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
-        let b = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        // QP_BENCH_ACK=local: iWARP's local completion instead of
+        // acknowledging Sends and Writes with zero-length reads (what the
+        // acknowledgements cost is the difference).
+        let opts = DeviceOptions {
+            local_completion: std::env::var("QP_BENCH_ACK").is_ok_and(|v| v == "local"),
+            ..DeviceOptions::default()
+        };
+        let a = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
+        let b = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
         let pa = a.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
         let pb = b.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
         let ra = Arc::new(Rec::default());

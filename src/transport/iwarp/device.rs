@@ -249,7 +249,7 @@ impl IwarpDevice {
                     // up meanwhile (end of stream or reset), so that a
                     // request never accepted does not live forever.
                     let mut b = [0u8; 1];
-                    match (&pend.stream).peek(&mut b) {
+                    match pend.stream.peek(&mut b) {
                         Ok(0) => dead.push(id),
                         Err(e) if e.kind() != ErrorKind::WouldBlock => dead.push(id),
                         _ => {}
@@ -3058,6 +3058,47 @@ mod tests {
         drop(a);
         spin(&[&da, &db], || lock(&db.pending).is_empty());
         assert_eq!(db.accept(id, &*b.qp, b""), Err(DeviceError::NotFound));
+    }
+
+    /// Devices on IPv6 loopback connect and move data like IPv4 ones.
+    #[test]
+    fn ipv6_connection_moves_data() {
+        let lo6 = IpAddr::V6(std::net::Ipv6Addr::LOCALHOST);
+        if std::net::TcpListener::bind((lo6, 0)).is_err() {
+            eprintln!("skipped: no IPv6 loopback here");
+            return;
+        }
+        let da = IwarpDevice::open(lo6, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(lo6, SOFTWARE_CAPABILITIES);
+        assert_eq!(da.address().ip(), lo6);
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        let a = side(&da);
+        let b = side(&db);
+        a.qp.connect(SocketAddr::new(lo6, 0), l.port(), b"six", DEADLINE)
+            .expect("connect");
+        let Got::Request(id, pd) = wait_ev(&[&da, &db], &lrec) else {
+            panic!("request")
+        };
+        assert_eq!(pd, b"six");
+        db.accept(id, &*b.qp, b"").expect("accept");
+        assert!(matches!(wait_ev(&[&da, &db], &a.rec), Got::Established(_)));
+        let dst = vec![0u8; 3000];
+        let md = reg(&b, &dst);
+        b.qp.post_recv(&RecvWr {
+            wr_id: 1,
+            sgl: &[sge(&md, 3000)],
+        })
+        .expect("recv");
+        let src = pattern(3000, 6);
+        let ms = reg(&a, &src);
+        send(&a, 2, &ms, 3000);
+        let w = wait_wc(&[&da, &db], &b.cq);
+        assert_eq!(
+            (w.wr_id, w.status, w.byte_len),
+            (1, WcStatus::Success, 3000)
+        );
+        assert!(dst == src);
     }
 
     #[test]
