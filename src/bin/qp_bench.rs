@@ -89,7 +89,7 @@ impl Devs {
         // acknowledging Sends and Writes with zero-length reads (what the
         // acknowledgements cost is the difference).
         let opts = DeviceOptions {
-            local_completion: std::env::var("QP_BENCH_ACK").is_ok_and(|v| v == "local"),
+            local_completion: local_completion(),
             ..DeviceOptions::default()
         };
         let a = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
@@ -624,6 +624,10 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
     if wc.byte_len != len as u64 && read {
         return Err(format!("rdma read: {} bytes, want {len}", wc.byte_len));
     }
+    if local_completion() && !read {
+        // A locally completed Write may still be on its way.
+        d.spin("written data", || Ok((local == remote).then_some(())))?;
+    }
     if local != remote {
         return Err("rdma: data mismatch".into());
     }
@@ -825,6 +829,11 @@ fn wanted(group: &str) -> bool {
 
 fn wanted_style(s: &str) -> bool {
     std::env::args().skip(1).any(|a| a == s)
+}
+
+/// QP_BENCH_ACK=local: iWARP's local completion.
+fn local_completion() -> bool {
+    std::env::var("QP_BENCH_ACK").is_ok_and(|v| v == "local")
 }
 
 fn style() -> &'static str {
