@@ -24,7 +24,6 @@
 
 mod common {
     pub mod netns;
-    #[path = "e2e_qp.rs"]
     pub mod qp;
     pub mod tshark;
 }
@@ -35,10 +34,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use common::netns::Netns;
-use common::qp::{pattern, sge, Driver, Got, Rec, Side, DEADLINE};
+use common::qp::{
+    pattern, settle, sge, spin, wait_ev, wait_ok, wait_wc, Got, QpOpts, Rec, Side, DEADLINE,
+};
 use common::tshark::skip;
 use udapl::transport::iwarp::device::IwarpDevice;
-use udapl::transport::verbs::{Device, QpState, RecvWr, SendOp, SendWr, WcOp, WcStatus};
+use udapl::transport::verbs::{Device, QpState, SendOp, WcOp, WcStatus};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 const SEND_LEN: usize = 5000;
@@ -65,9 +66,9 @@ enum Note {
 }
 
 /// Waits for the peer thread's next note while driving this side's device.
-fn note(d: &Driver<'_>, rx: &Receiver<Note>, what: &str) -> Note {
+fn note(devs: &[&Arc<IwarpDevice>], rx: &Receiver<Note>, what: &str) -> Note {
     let mut got = None;
-    d.spin(what, || match rx.try_recv() {
+    spin(devs, what, || match rx.try_recv() {
         Ok(n) => {
             got = Some(n);
             true
@@ -76,16 +77,6 @@ fn note(d: &Driver<'_>, rx: &Receiver<Note>, what: &str) -> Note {
         Err(TryRecvError::Disconnected) => panic!("{what}: the other side's thread ended"),
     });
     got.expect("note")
-}
-
-/// Drives `dev` until it has been idle for a while (a closed connection
-/// finishing), within the deadline.
-fn settle(d: &Driver<'_>, dev: &Arc<IwarpDevice>) {
-    let mut idle = 0;
-    d.spin("the device to go idle", || {
-        idle = if dev.progress() { 0 } else { idle + 1 };
-        idle > 50
-    });
 }
 
 /// Namespace A: listens, accepts, receives the Send, is written to and read
@@ -100,14 +91,14 @@ fn side_a(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiv
         .expect("listen on A's veth address from a thread in A");
     let port = l.port();
     tx.send(Note::Port(port)).expect("to B");
-    let side = Side::new(&dev, 4, 4);
-    let d = Driver::new(&[&dev]);
+    let side = Side::one_cq(&dev, QpOpts::reads(4, 4));
+    let devs = [&dev];
     let Got::Request {
         id,
         remote,
         local,
         private_data,
-    } = d.event("the connect request", &lrec)
+    } = wait_ev(&devs, &lrec, "the connect request")
     else {
         panic!("the listener got something else than a request")
     };
@@ -119,7 +110,7 @@ fn side_a(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiv
     assert_eq!(private_data, PD_REQ);
     dev.accept(id, &*side.qp, PD_REP).expect("accept");
     assert!(matches!(
-        d.event("A established", &side.rec),
+        wait_ev(&devs, &side.rec, "A established"),
         Got::Established(_)
     ));
 
@@ -127,30 +118,28 @@ fn side_a(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiv
     let target = vec![0u8; WRITE_LEN];
     let source = pattern(READ_LEN, 3);
     let (mi, mt, ms) = (side.reg(&inbox), side.reg(&target), side.reg(&source));
-    side.qp
-        .post_recv(&RecvWr {
-            wr_id: 10,
-            sgl: &[sge(&mi, inbox.len())],
-        })
-        .expect("post_recv");
+    side.post_recv(10, &[sge(&mi, inbox.len())]);
     tx.send(Note::Ready {
         target: (mt.addr, mt.rkey),
         source: (ms.addr, ms.rkey),
     })
     .expect("to B");
 
-    let r = d.wc("the Send from B", &side.cq);
+    let r = wait_wc(&devs, side.cq(), "the Send from B");
     assert_eq!(
         (r.wr_id, r.status, r.op, r.byte_len),
         (10, WcStatus::Success, WcOp::Recv, SEND_LEN as u64)
     );
     assert!(inbox[..SEND_LEN] == pattern(SEND_LEN, 1)[..], "Send data");
-    assert!(matches!(note(&d, &rx, "B's Write",), Note::Written));
+    assert!(matches!(note(&devs, &rx, "B's Write",), Note::Written));
     assert!(target == pattern(WRITE_LEN, 2), "RDMA Write data");
-    assert!(matches!(note(&d, &rx, "B's Read"), Note::ReadDone));
-    assert_eq!(d.event("A disconnected by B", &side.rec), Got::Disconnected);
+    assert!(matches!(note(&devs, &rx, "B's Read"), Note::ReadDone));
+    assert_eq!(
+        wait_ev(&devs, &side.rec, "A disconnected by B"),
+        Got::Disconnected
+    );
     assert_eq!(side.qp.state(), QpState::Closed);
-    settle(&d, &dev);
+    settle(&devs, "the device to go idle");
     for mr in [mi, mt, ms] {
         dev.deregister(&mr).expect("deregister");
     }
@@ -160,9 +149,9 @@ fn side_a(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiv
 fn side_b(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiver<Note>) {
     ns.enter();
     let dev = IwarpDevice::open(IpAddr::V4(me), SOFTWARE_CAPABILITIES);
-    let side = Side::new(&dev, 4, 4);
-    let d = Driver::new(&[&dev]);
-    let Note::Port(port) = note(&d, &rx, "A's port") else {
+    let side = Side::one_cq(&dev, QpOpts::reads(4, 4));
+    let devs = [&dev];
+    let Note::Port(port) = note(&devs, &rx, "A's port") else {
         panic!("expected A's port")
     };
     // The socket is made here, on a thread in B: 10.199.X.1 is reachable
@@ -171,10 +160,10 @@ fn side_b(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiv
         .connect(SocketAddr::new(IpAddr::V4(peer), 0), port, PD_REQ, DEADLINE)
         .expect("connect");
     assert_eq!(
-        d.event("B established", &side.rec),
+        wait_ev(&devs, &side.rec, "B established"),
         Got::Established(PD_REP.to_vec())
     );
-    let Note::Ready { target, source } = note(&d, &rx, "A ready") else {
+    let Note::Ready { target, source } = note(&devs, &rx, "A ready") else {
         panic!("expected A's buffers")
     };
 
@@ -182,50 +171,29 @@ fn side_b(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiv
     let data = pattern(WRITE_LEN, 2);
     let back = vec![0u8; READ_LEN];
     let (mo, md, mb) = (side.reg(&out), side.reg(&data), side.reg(&back));
-    side.qp
-        .post_send(&SendWr {
-            wr_id: 1,
-            op: SendOp::Send { solicited: false },
-            sgl: &[sge(&mo, SEND_LEN)],
-            signaled: true,
-            fence: false,
-        })
-        .expect("post Send");
-    d.ok("B's Send", &side.cq, 1, WcOp::Send);
-    side.qp
-        .post_send(&SendWr {
-            wr_id: 2,
-            op: SendOp::RdmaWrite {
-                remote_addr: target.0,
-                rkey: target.1,
-            },
-            sgl: &[sge(&md, WRITE_LEN)],
-            signaled: true,
-            fence: false,
-        })
-        .expect("post RDMA Write");
-    d.ok("B's RDMA Write", &side.cq, 2, WcOp::RdmaWrite);
+    let send = SendOp::Send { solicited: false };
+    side.post_send(1, send, &[sge(&mo, SEND_LEN)]);
+    wait_ok(&devs, side.cq(), 1, WcOp::Send, "B's Send");
+    let write = SendOp::RdmaWrite {
+        remote_addr: target.0,
+        rkey: target.1,
+    };
+    side.post_send(2, write, &[sge(&md, WRITE_LEN)]);
+    wait_ok(&devs, side.cq(), 2, WcOp::RdmaWrite, "B's RDMA Write");
     tx.send(Note::Written).expect("to A");
-    side.qp
-        .post_send(&SendWr {
-            wr_id: 3,
-            op: SendOp::RdmaRead {
-                remote_addr: source.0,
-                rkey: source.1,
-            },
-            sgl: &[sge(&mb, READ_LEN)],
-            signaled: true,
-            fence: false,
-        })
-        .expect("post RDMA Read");
-    let n = d.ok("B's RDMA Read", &side.cq, 3, WcOp::RdmaRead);
+    let read = SendOp::RdmaRead {
+        remote_addr: source.0,
+        rkey: source.1,
+    };
+    side.post_send(3, read, &[sge(&mb, READ_LEN)]);
+    let n = wait_ok(&devs, side.cq(), 3, WcOp::RdmaRead, "B's RDMA Read");
     assert_eq!(n, READ_LEN as u64);
     assert!(back == pattern(READ_LEN, 3), "RDMA Read data");
     tx.send(Note::ReadDone).expect("to A");
 
     side.qp.disconnect(true).expect("disconnect");
     assert_eq!(side.rec.take(), vec![Got::Disconnected]);
-    settle(&d, &dev);
+    settle(&devs, "the device to go idle");
     for mr in [mo, md, mb] {
         dev.deregister(&mr).expect("deregister");
     }
@@ -327,39 +295,32 @@ fn a_silent_peer_breaks_the_connection_after_the_user_timeout() {
         let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
         let da = IwarpDevice::open_with(lo, SOFTWARE_CAPABILITIES, opts);
         let db = IwarpDevice::open_with(lo, SOFTWARE_CAPABILITIES, opts);
-        let drv = Driver::new(&[&da, &db]);
+        let devs = [&da, &db];
         let lrec = Arc::new(Rec::default());
         let l = db.listen(0, lrec.clone()).expect("listen");
-        let a = Side::new(&da, 2, 2);
-        let b = Side::new(&db, 2, 2);
+        let a = Side::one_cq(&da, QpOpts::reads(2, 2));
+        let b = Side::one_cq(&db, QpOpts::reads(2, 2));
         a.qp.connect(SocketAddr::new(lo, 0), l.port(), b"", DEADLINE)
             .expect("connect");
-        let Got::Request { id, .. } = drv.event("request", &lrec) else {
+        let Got::Request { id, .. } = wait_ev(&devs, &lrec, "request") else {
             panic!("request")
         };
         db.accept(id, &*b.qp, b"").expect("accept");
         assert!(matches!(
-            drv.event("established", &a.rec),
+            wait_ev(&devs, &a.rec, "established"),
             Got::Established(_)
         ));
         // Silence: nothing gets through any more, in either direction.
         ns.ip(&["link", "set", "lo", "down"]).expect("lo down");
         let src = pattern(100_000, 3);
         let ms = a.reg(&src);
-        a.qp.post_send(&SendWr {
-            wr_id: 7,
-            op: SendOp::Send { solicited: false },
-            sgl: &[sge(&ms, src.len())],
-            signaled: true,
-            fence: false,
-        })
-        .expect("send");
+        a.post_send(7, SendOp::Send { solicited: false }, &[sge(&ms, src.len())]);
         let t0 = Instant::now();
         // Only A's side is driven: B cannot hear anything anyway.
-        let drv_a = Driver::new(&[&da]);
-        assert_eq!(drv_a.event("broken", &a.rec), Got::Broken);
+        let devs_a = [&da];
+        assert_eq!(wait_ev(&devs_a, &a.rec, "broken"), Got::Broken);
         let waited = t0.elapsed();
-        let w = drv_a.wc("flushed send", &a.cq);
+        let w = wait_wc(&devs_a, a.cq(), "flushed send");
         assert_eq!((w.wr_id, w.status), (7, WcStatus::Flushed));
         assert_eq!(a.qp.state(), QpState::Closed);
         assert!(

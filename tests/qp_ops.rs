@@ -1206,7 +1206,10 @@ fn reject_delivers_the_private_data_to_the_initiator() {
     a.qp.connect(SocketAddr::new(LO, 0), l.port(), REQ_PD, DEADLINE)
         .expect("connect");
     let devs = [&da, &db];
-    let Got::Request { id, private_data } = wait_ev(&devs, &lrec, "request") else {
+    let Got::Request {
+        id, private_data, ..
+    } = wait_ev(&devs, &lrec, "request")
+    else {
         panic!("not a request")
     };
     assert_eq!(private_data, REQ_PD);
@@ -1244,7 +1247,10 @@ fn connect_carries_as_much_private_data_as_the_device_advertises() {
         "connect with {max} bytes of private data"
     );
     let devs = [&da, &db];
-    let Got::Request { id, private_data } = wait_ev(&devs, &lrec, "request") else {
+    let Got::Request {
+        id, private_data, ..
+    } = wait_ev(&devs, &lrec, "request")
+    else {
         panic!("not a request")
     };
     assert_bytes(&private_data, &req, "request private data");
@@ -1672,7 +1678,7 @@ fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_b
     let t = Instant::now();
     spin(&devs, "every request and the Broken event", || {
         drain(&mut seen);
-        seen.len() >= posted.len() && a.rec.len() > 0
+        seen.len() >= posted.len() && !a.rec.is_empty()
     });
     let took = t.elapsed();
     let status = child.0.wait().expect("reap");
@@ -1796,7 +1802,10 @@ fn sixty_four_queue_pairs_between_two_devices_carry_verified_traffic() {
     let mut accepted = 0;
     spin(&devs, "64 connect requests", || {
         while let Some(g) = lrec.pop() {
-            let Got::Request { id, private_data } = g else {
+            let Got::Request {
+                id, private_data, ..
+            } = g
+            else {
                 panic!("{g:?}")
             };
             let i = u32::from_be_bytes(private_data[..4].try_into().expect("index")) as usize;

@@ -69,30 +69,29 @@
 
 mod common {
     pub mod netns;
-    #[path = "e2e_qp.rs"]
     pub mod qp;
     pub mod tshark;
 }
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use common::netns::Netns;
-use common::qp::{pattern, sge, try_wc, Driver, Got, Rec, Side, DEADLINE};
+use common::qp::{
+    pattern, poll_one, settle, sge, spin, wait_ev, wait_ok, wait_wc, Got, QpOpts, Rec, Side,
+    DEADLINE, LO,
+};
 use common::tshark::{
     self, CrcView, Decoded, FpduView, Iwarp, MpaView, Placement, ReadRequestView, TerminateView,
     Unavailable, ALLOWED_EXPERT,
 };
 use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::iwarp::wire::{IrdOrd, RtrFlags};
-use udapl::transport::verbs::{
-    Device, MemoryRegion, QpState, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
-};
+use udapl::transport::verbs::{Device, MemoryRegion, QpState, SendOp, Sge, Wc, WcOp, WcStatus};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
-const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 /// The queue pairs' inbound/outbound reads.
 const IRD: u32 = 4;
 const ORD: u32 = 4;
@@ -267,7 +266,8 @@ impl Buf {
 
 /// The two ends of the connection and what they have done.
 struct Session<'a> {
-    d: Driver<'a>,
+    /// The two devices, driven by every wait.
+    devs: [&'a Arc<IwarpDevice>; 2],
     /// The initiator (active side) and the responder (passive side).
     ends: [&'a Side; 2],
     script: Script,
@@ -287,29 +287,16 @@ impl Session<'_> {
         let (sid, rid) = (self.id(), self.id());
         let src = Buf::new(from, pattern(len, sid as u8));
         let dst = Buf::new(to, vec![0u8; len + 64]);
-        to.qp
-            .post_recv(&RecvWr {
-                wr_id: rid,
-                sgl: &dst.sgl(len + 64),
-            })
-            .expect("post_recv");
-        from.qp
-            .post_send(&SendWr {
-                wr_id: sid,
-                op: SendOp::Send { solicited },
-                sgl: &src.sgl(len),
-                signaled: true,
-                fence: false,
-            })
-            .expect("post_send (Send)");
+        to.post_recv(rid, &dst.sgl(len + 64));
+        from.post_send(sid, SendOp::Send { solicited }, &src.sgl(len));
         let what = format!("{len}-byte Send (solicited: {solicited})");
-        let r = self.d.wc(&format!("receive of the {what}"), &to.cq);
+        let r = wait_wc(&self.devs, to.cq(), &format!("receive of the {what}"));
         assert_eq!(
             (r.wr_id, r.status, r.op, r.byte_len, r.solicited),
             (rid, WcStatus::Success, WcOp::Recv, len as u64, solicited),
             "receive of the {what}"
         );
-        self.d.ok(&what, &from.cq, sid, WcOp::Send);
+        wait_ok(&self.devs, from.cq(), sid, WcOp::Send, &what);
         assert!(dst.bytes[..len] == src.bytes[..len], "{what}: data");
         assert!(dst.bytes[len..].iter().all(|&b| b == 0), "{what}: overrun");
         self.script.acked(
@@ -331,23 +318,16 @@ impl Session<'_> {
         let src = Buf::new(from, pattern(len, id as u8));
         let dst = Buf::new(to, vec![0u8; offset + len + 64]);
         let (stag, addr) = (dst.mr.rkey, dst.mr.addr + offset as u64);
-        from.qp
-            .post_send(&SendWr {
-                wr_id: id,
-                op: SendOp::RdmaWrite {
-                    remote_addr: addr,
-                    rkey: stag,
-                },
-                sgl: &src.sgl(len),
-                signaled: true,
-                fence: false,
-            })
-            .expect("post_send (RDMA Write)");
+        let op = SendOp::RdmaWrite {
+            remote_addr: addr,
+            rkey: stag,
+        };
+        from.post_send(id, op, &src.sgl(len));
         let what = format!("{len}-byte RDMA Write");
-        self.d.ok(&what, &from.cq, id, WcOp::RdmaWrite);
+        wait_ok(&self.devs, from.cq(), id, WcOp::RdmaWrite, &what);
         if !self.script.ack_reads[dir] {
             // Completed when handed to TCP: the placement follows.
-            self.d.spin(&format!("{what}: placement"), || {
+            spin(&self.devs, &format!("{what}: placement"), || {
                 dst.bytes[offset..offset + len] == src.bytes[..len]
             });
         }
@@ -382,20 +362,13 @@ impl Session<'_> {
         let src = Buf::new(to, pattern(offset + len + 64, id as u8));
         let dst = Buf::new(from, vec![0u8; len + 64]);
         let (stag, addr) = (src.mr.rkey, src.mr.addr + offset as u64);
-        from.qp
-            .post_send(&SendWr {
-                wr_id: id,
-                op: SendOp::RdmaRead {
-                    remote_addr: addr,
-                    rkey: stag,
-                },
-                sgl: &dst.sgl(len),
-                signaled: true,
-                fence: false,
-            })
-            .expect("post_send (RDMA Read)");
+        let op = SendOp::RdmaRead {
+            remote_addr: addr,
+            rkey: stag,
+        };
+        from.post_send(id, op, &dst.sgl(len));
         let what = format!("{len}-byte RDMA Read");
-        let n = self.d.ok(&what, &from.cq, id, WcOp::RdmaRead);
+        let n = wait_ok(&self.devs, from.cq(), id, WcOp::RdmaRead, &what);
         assert_eq!(n, len as u64, "{what}: byte count");
         assert!(
             dst.bytes[..len] == src.bytes[offset..offset + len],
@@ -470,9 +443,9 @@ fn capture_session(
     let dir = tshark::TempDir::new(tag);
     let cap = tshark::LiveCapture::start(ts, &[port], &dir.join("e2e.pcapng"))?;
 
-    let a = Side::new(&da, IRD, ORD);
-    let b = Side::new(&db, IRD, ORD);
-    let d = Driver::new(&[&da, &db]);
+    let a = Side::one_cq(&da, QpOpts::reads(IRD, ORD));
+    let b = Side::one_cq(&db, QpOpts::reads(IRD, ORD));
+    let devs = [&da, &db];
     a.qp.connect(SocketAddr::new(LO, 0), port, pd_req, DEADLINE)
         .expect("connect");
     let Got::Request {
@@ -480,7 +453,7 @@ fn capture_session(
         remote,
         local,
         private_data,
-    } = d.event("the connect request", &lrec)
+    } = wait_ev(&devs, &lrec, "the connect request")
     else {
         panic!("the listener got something else than a request")
     };
@@ -488,16 +461,16 @@ fn capture_session(
     assert_eq!((remote.ip(), local.ip(), local.port()), (LO, LO, port));
     db.accept(id, &*b.qp, pd_rep).expect("accept");
     assert_eq!(
-        d.event("the initiator's Established", &a.rec),
+        wait_ev(&devs, &a.rec, "the initiator's Established"),
         Got::Established(pd_rep.clone())
     );
     assert!(matches!(
-        d.event("the responder's Established", &b.rec),
+        wait_ev(&devs, &b.rec, "the responder's Established"),
         Got::Established(_)
     ));
 
     let mut s = Session {
-        d,
+        devs,
         ends: [&a, &b],
         script: Script {
             ack_reads: setup.opts.map(|o| !o.local_completion),
@@ -512,7 +485,7 @@ fn capture_session(
         a.qp.disconnect(true).expect("disconnect");
         assert_eq!(a.rec.take(), vec![Got::Disconnected]);
         assert_eq!(
-            s.d.event("the responder's Disconnected", &b.rec),
+            wait_ev(&devs, &b.rec, "the responder's Disconnected"),
             Got::Disconnected
         );
     }
@@ -521,12 +494,7 @@ fn capture_session(
         (QpState::Closed, QpState::Closed)
     );
     // Let the closes finish (a draining side reads its peer's FIN).
-    let mut idle = 0;
-    s.d.spin("both devices idle after the close", || {
-        let any = da.progress() | db.progress();
-        idle = if any { 0 } else { idle + 1 };
-        idle > 50
-    });
+    settle(&devs, "both devices idle after the close");
     assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
     let script = std::mem::take(&mut s.script);
     drop(s);
@@ -573,38 +541,23 @@ fn overlapped(s: &mut Session<'_>) {
     let (s_src, s_dst) = (Buf::new(a, pattern(S, 2)), Buf::new(b, vec![0; S]));
     let (r1_src, r1_dst) = (Buf::new(a, pattern(R1, 3)), Buf::new(b, vec![0; R1]));
     let (r2_src, r2_dst) = (Buf::new(a, pattern(R2, 4)), Buf::new(b, vec![0; R2]));
-    b.qp.post_recv(&RecvWr {
-        wr_id: 20,
-        sgl: &s_dst.sgl(S),
-    })
-    .expect("post_recv");
-    let post = |side: &Side, wr_id, op, sgl: &[Sge]| {
-        side.qp
-            .post_send(&SendWr {
-                wr_id,
-                op,
-                sgl,
-                signaled: true,
-                fence: false,
-            })
-            .expect("post_send")
-    };
+    b.post_recv(20, &s_dst.sgl(S));
     let write = SendOp::RdmaWrite {
         remote_addr: w_dst.mr.addr,
         rkey: w_dst.mr.rkey,
     };
-    post(a, 1, write, &w_src.sgl(W));
-    post(a, 2, SendOp::Send { solicited: false }, &s_src.sgl(S));
+    a.post_send(1, write, &w_src.sgl(W));
+    a.post_send(2, SendOp::Send { solicited: false }, &s_src.sgl(S));
     let read = |src: &Buf| SendOp::RdmaRead {
         remote_addr: src.mr.addr,
         rkey: src.mr.rkey,
     };
-    post(b, 3, read(&r1_src), &r1_dst.sgl(R1));
-    post(b, 4, read(&r2_src), &r2_dst.sgl(R2));
+    b.post_send(3, read(&r1_src), &r1_dst.sgl(R1));
+    b.post_send(4, read(&r2_src), &r2_dst.sgl(R2));
     let (mut wa, mut wb) = (Vec::new(), Vec::new());
-    s.d.spin("the overlapped operations' completions", || {
-        wa.extend(try_wc(&a.cq));
-        wb.extend(try_wc(&b.cq));
+    spin(&s.devs, "the overlapped operations' completions", || {
+        wa.extend(poll_one(a.cq()));
+        wb.extend(poll_one(b.cq()));
         wa.len() == 2 && wb.len() == 3
     });
     let ids = |v: &[Wc]| v.iter().map(|w| (w.wr_id, w.status)).collect::<Vec<_>>();
@@ -1417,18 +1370,17 @@ fn receiver_not_ready(s: &mut Session<'_>) {
     const LEN: usize = 64;
     let (a, b) = (s.ends[FWD], s.ends[BACK]);
     let src = Buf::new(a, pattern(LEN, 9));
-    a.qp.post_send(&SendWr {
-        wr_id: 1,
-        op: SendOp::Send { solicited: false },
-        sgl: &src.sgl(LEN),
-        signaled: true,
-        fence: false,
-    })
-    .expect("post_send");
-    let w = s.d.wc("the refused Send's completion", &a.cq);
+    a.post_send(1, SendOp::Send { solicited: false }, &src.sgl(LEN));
+    let w = wait_wc(&s.devs, a.cq(), "the refused Send's completion");
     assert_eq!((w.wr_id, w.status), (1, WcStatus::ReceiverNotReady));
-    assert_eq!(s.d.event("the responder breaks", &b.rec), Got::Broken);
-    assert_eq!(s.d.event("the initiator breaks", &a.rec), Got::Broken);
+    assert_eq!(
+        wait_ev(&s.devs, &b.rec, "the responder breaks"),
+        Got::Broken
+    );
+    assert_eq!(
+        wait_ev(&s.devs, &a.rec, "the initiator breaks"),
+        Got::Broken
+    );
     s.forget(a, &src);
     // The Send (MSN 1) and its ack read, which the responder never reads;
     // the Terminate names the Send by its RFC 5041 untagged header
@@ -1531,24 +1483,19 @@ fn reject_is_an_mpa_reply_with_r() {
             return;
         }
     };
-    let a = Side::new(&da, IRD, ORD);
-    let d = Driver::new(&[&da, &db]);
+    let a = Side::one_cq(&da, QpOpts::reads(IRD, ORD));
+    let devs = [&da, &db];
     a.qp.connect(SocketAddr::new(LO, 0), port, PD_REQ, DEADLINE)
         .expect("connect");
-    let Got::Request { id, .. } = d.event("the connect request", &lrec) else {
+    let Got::Request { id, .. } = wait_ev(&devs, &lrec, "the connect request") else {
         panic!("the listener got something else than a request")
     };
     listener.reject(id, PD_REJ).expect("reject");
     assert_eq!(
-        d.event("the initiator's Rejected", &a.rec),
+        wait_ev(&devs, &a.rec, "the initiator's Rejected"),
         Got::Rejected(PD_REJ.to_vec())
     );
-    let mut idle = 0;
-    d.spin("both devices idle after the reject", || {
-        let any = da.progress() | db.progress();
-        idle = if any { 0 } else { idle + 1 };
-        idle > 50
-    });
+    settle(&devs, "both devices idle after the reject");
     let decoded = tshark::decode_iwarp(&ts, &cap.finish(), &[]);
 
     let mut err = Vec::new();

@@ -1,18 +1,25 @@
-//! Helpers for queue-pair tests of the iWARP device over loopback.
+//! Queue-pair helpers for the integration tests of the iWARP device (one
+//! module for every test file that builds queue pairs).
 //!
-//! - [`Rec`]: a connection-event handler that records every event.
-//! - [`Side`] / [`Pair`]: a queue pair on its own device, and two of them
+//! - [`Got`] / [`Rec`]: a connection event, owned, and a connection-event
+//!   handler that records every event (with the queue pair it is about).
+//! - [`wait_for`] and the waits built on it ([`spin`], [`wait_ev`],
+//!   [`wait_wc`], [`wait_ok`], [`settle`], …): every wait drives the devices
+//!   it is given itself ([`Device::progress`]; polling a CQ drives its
+//!   queue pairs too) instead of leaving that to the background progress
+//!   thread, and gives up with a panic naming what it waited for at a
+//!   deadline ([`DEADLINE`] unless the caller gives one).
+//! - [`Side`] / [`Pair`]: a queue pair on its device (its own send and
+//!   receive CQs, or one CQ for both: [`Side::one_cq`]), and two of them
 //!   connected (optionally through a [`Tap`]).
-//! - [`spin`]: the one wait loop. The device has no background thread yet,
-//!   so every wait drives both devices ([`Device::progress`]) and gives up
-//!   with a panic at a deadline.
 //! - [`Mem`] / [`Scatter`]: registered memory the test only touches through
 //!   a raw pointer (the device writes into it behind Rust's back), and a
-//!   scatter list of elements of different sizes separated by guard bytes.
+//!   scatter list of elements of different sizes separated by guard bytes;
+//!   [`Side::reg`] and [`sge`] for a caller's own buffer; [`pattern`].
 //! - [`Tap`]: a TCP relay between the two devices that parses the byte
 //!   stream (MPA frames, then FPDUs) in each direction: FPDU sizes and CRC
 //!   fields, checked independently with `crc32c`. It can advertise a small
-//!   TCP MSS to both devices.
+//!   TCP MSS to both devices ([`tcp_mss`] reads a socket's).
 #![allow(dead_code)] // shared by test files; each uses part of it
 #![allow(unsafe_code)]
 
@@ -30,7 +37,7 @@ use udapl::transport::verbs::{
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 pub const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
-/// The longest any single wait may take.
+/// The longest any single wait may take (unless the caller gives a limit).
 pub const DEADLINE: Duration = Duration::from_secs(20);
 /// Every right a registration can have.
 pub const ALL: Access = Access::LOCAL_READ
@@ -47,7 +54,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A connection event, owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Got {
-    Request { id: u64, private_data: Vec<u8> },
+    Request {
+        id: u64,
+        remote: SocketAddr,
+        local: SocketAddr,
+        private_data: Vec<u8>,
+    },
     Established(Vec<u8>),
     Rejected(Vec<u8>),
     Unreachable,
@@ -57,7 +69,8 @@ pub enum Got {
     Broken,
 }
 
-/// Records every connection event with the queue pair it is about.
+/// Records every connection event, in arrival order, with the queue pair
+/// it is about.
 #[derive(Default)]
 pub struct Rec(Mutex<Vec<(Option<QpNum>, Got)>>);
 
@@ -66,10 +79,14 @@ impl CmHandler for Rec {
         let g = match ev {
             CmEvent::ConnectRequest {
                 request,
+                remote,
+                local,
                 private_data,
                 ..
             } => Got::Request {
                 id: request,
+                remote,
+                local,
                 private_data: private_data.to_vec(),
             },
             CmEvent::Established { private_data } => Got::Established(private_data.to_vec()),
@@ -98,6 +115,11 @@ impl Rec {
         std::mem::take(&mut *lock(&self.0))
     }
 
+    /// Every event so far (kept).
+    pub fn peek(&self) -> Vec<Got> {
+        lock(&self.0).iter().map(|(_, g)| g.clone()).collect()
+    }
+
     /// Removes and returns the oldest event, if any.
     pub fn pop(&self) -> Option<Got> {
         let mut v = lock(&self.0);
@@ -107,13 +129,45 @@ impl Rec {
     pub fn len(&self) -> usize {
         lock(&self.0).len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        lock(&self.0).is_empty()
+    }
 }
 
 // ───────────────────────────── progress ─────────────────────────────
 
+/// The one wait loop: calls `f` until it gives a value, driving every
+/// device of `devs` in between (yielding the CPU when none of them had
+/// anything to do); panics naming `what` after `limit`.
+pub fn wait_for<T>(
+    devs: &[&Arc<IwarpDevice>],
+    what: &str,
+    limit: Duration,
+    mut f: impl FnMut() -> Option<T>,
+) -> T {
+    let end = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            Instant::now() < end,
+            "deadline ({limit:?}) waiting for {what}"
+        );
+        let mut any = false;
+        for d in devs {
+            any |= d.progress();
+        }
+        if !any {
+            std::thread::yield_now();
+        }
+    }
+}
+
 /// Drives `devs` until `done` holds; panics with `what` after [`DEADLINE`].
-pub fn spin(devs: &[&Arc<IwarpDevice>], what: &str, mut done: impl FnMut() -> bool) {
-    spin_for(devs, what, DEADLINE, &mut done);
+pub fn spin(devs: &[&Arc<IwarpDevice>], what: &str, done: impl FnMut() -> bool) {
+    spin_for(devs, what, DEADLINE, done);
 }
 
 /// [`spin`] with its own deadline.
@@ -123,19 +177,7 @@ pub fn spin_for(
     limit: Duration,
     mut done: impl FnMut() -> bool,
 ) {
-    let end = Instant::now() + limit;
-    loop {
-        if done() {
-            return;
-        }
-        assert!(
-            Instant::now() < end,
-            "deadline ({limit:?}) waiting for {what}"
-        );
-        for d in devs {
-            d.progress();
-        }
-    }
+    wait_for(devs, what, limit, || done().then_some(()));
 }
 
 /// Drives `devs` for `d` (no condition), calling `each` every round.
@@ -169,6 +211,20 @@ pub fn quiesce(devs: &[&Arc<IwarpDevice>], quiet: Duration) {
     }
 }
 
+/// Drives `devs` until more than 50 rounds in a row found nothing to do on
+/// any of them (a closed connection finishing), within [`DEADLINE`].
+pub fn settle(devs: &[&Arc<IwarpDevice>], what: &str) {
+    let mut idle = 0;
+    spin(devs, what, || {
+        let mut any = false;
+        for d in devs {
+            any |= d.progress();
+        }
+        idle = if any { 0 } else { idle + 1 };
+        idle > 50
+    });
+}
+
 /// One completion, if the queue has one (polling drives its engines).
 pub fn poll_one(cq: &Arc<dyn CompletionQueue>) -> Option<Wc> {
     let mut out = [Wc {
@@ -184,12 +240,25 @@ pub fn poll_one(cq: &Arc<dyn CompletionQueue>) -> Option<Wc> {
 
 /// The next completion of `cq`, driving `devs` meanwhile.
 pub fn wait_wc(devs: &[&Arc<IwarpDevice>], cq: &Arc<dyn CompletionQueue>, what: &str) -> Wc {
-    let mut got = None;
-    spin(devs, what, || {
-        got = poll_one(cq);
-        got.is_some()
-    });
-    got.expect("completion")
+    wait_for(devs, what, DEADLINE, || poll_one(cq))
+}
+
+/// Waits for the next completion of `cq`, asserts it is a successful `op`
+/// of `wr_id`, and returns its byte count.
+pub fn wait_ok(
+    devs: &[&Arc<IwarpDevice>],
+    cq: &Arc<dyn CompletionQueue>,
+    wr_id: u64,
+    op: WcOp,
+    what: &str,
+) -> u64 {
+    let w = wait_wc(devs, cq, what);
+    assert_eq!(
+        (w.wr_id, w.status, w.op),
+        (wr_id, WcStatus::Success, op),
+        "{what}: completion {w:?}"
+    );
+    w.byte_len
 }
 
 /// The next `n` completions of `cq`.
@@ -223,12 +292,7 @@ pub fn assert_no_wc(devs: &[&Arc<IwarpDevice>], cq: &Arc<dyn CompletionQueue>, d
 
 /// The next event `rec` records, driving `devs` meanwhile.
 pub fn wait_ev(devs: &[&Arc<IwarpDevice>], rec: &Rec, what: &str) -> Got {
-    let mut got = None;
-    spin(devs, what, || {
-        got = rec.pop();
-        got.is_some()
-    });
-    got.expect("event")
+    wait_for(devs, what, DEADLINE, || rec.pop())
 }
 
 /// A completion, spelled out (for exact comparisons).
@@ -271,7 +335,23 @@ impl Default for QpOpts {
     }
 }
 
-/// A queue pair on its device, with its own PD and send and receive CQs.
+impl QpOpts {
+    /// The wire tests' queue pair: `ird`/`ord` inbound/outbound reads, 64
+    /// deep, 4 scatter elements each way, a 256-entry CQ.
+    pub fn reads(ird: u32, ord: u32) -> QpOpts {
+        QpOpts {
+            max_send_sge: 4,
+            max_recv_sge: 4,
+            ird,
+            ord,
+            cq_depth: 256,
+            ..QpOpts::default()
+        }
+    }
+}
+
+/// A queue pair on its device, with its PD, send and receive CQs (possibly
+/// one CQ for both: [`Side::one_cq`], [`Side::cq`]) and event record.
 pub struct Side {
     pub dev: Arc<IwarpDevice>,
     pub pd: PdId,
@@ -282,11 +362,20 @@ pub struct Side {
 }
 
 impl Side {
+    /// A queue pair with its own PD and its own send and receive CQs.
     pub fn new(dev: &Arc<IwarpDevice>, o: QpOpts) -> Side {
         let pd = dev.alloc_pd().expect("alloc_pd");
         let scq = dev.create_cq(o.cq_depth).expect("send cq");
         let rcq = dev.create_cq(o.cq_depth).expect("recv cq");
         Side::with_cqs(dev, pd, scq, rcq, o)
+    }
+
+    /// A queue pair with its own PD whose sends and receives complete on
+    /// one CQ ([`Side::cq`]).
+    pub fn one_cq(dev: &Arc<IwarpDevice>, o: QpOpts) -> Side {
+        let pd = dev.alloc_pd().expect("alloc_pd");
+        let cq = dev.create_cq(o.cq_depth).expect("create_cq");
+        Side::with_cqs(dev, pd, cq.clone(), cq, o)
     }
 
     /// A queue pair in `pd` on the given CQs.
@@ -327,6 +416,17 @@ impl Side {
         self.qp.num()
     }
 
+    /// The one CQ of a side whose sends and receives complete on the same
+    /// queue ([`Side::one_cq`]).
+    pub fn cq(&self) -> &Arc<dyn CompletionQueue> {
+        assert!(
+            std::ptr::addr_eq(Arc::as_ptr(&self.scq), Arc::as_ptr(&self.rcq)),
+            "this side has separate send and receive CQs"
+        );
+        &self.scq
+    }
+
+    /// Posts a signalled, unfenced send work request.
     pub fn post_send(&self, wr_id: u64, op: SendOp, sgl: &[Sge]) {
         self.qp
             .post_send(&SendWr {
@@ -343,6 +443,15 @@ impl Side {
         self.qp
             .post_recv(&RecvWr { wr_id, sgl })
             .unwrap_or_else(|e| panic!("post_recv {wr_id}: {e:?}"));
+    }
+
+    /// Registers the caller's `buf` in this side's PD with every right.
+    /// (The device writes into it behind Rust's back: see [`Mem`] for
+    /// memory the test only touches through copies.)
+    pub fn reg(&self, buf: &[u8]) -> MemoryRegion {
+        self.dev
+            .register(self.pd, buf.as_ptr() as u64, buf.len() as u64, ALL)
+            .expect("register")
     }
 }
 
@@ -407,7 +516,10 @@ impl Pair {
         a.qp.connect(SocketAddr::new(LO, 0), port, REQ_PD, DEADLINE)
             .expect("connect");
         let devs = [&deva, &devb];
-        let Got::Request { id, private_data } = wait_ev(&devs, &lrec, "connect request") else {
+        let Got::Request {
+            id, private_data, ..
+        } = wait_ev(&devs, &lrec, "connect request")
+        else {
             panic!("not a connect request")
         };
         assert_eq!(private_data, REQ_PD);
@@ -460,11 +572,22 @@ impl Default for Pair {
 
 // ───────────────────────────── memory ─────────────────────────────
 
-/// Bytes `i·7 + seed` (mod 256): a pattern whose shifts are detectable.
+/// Bytes `(i·13 + seed) ^ (i >> 8)` (mod 256): deterministic test data
+/// whose shifts are detectable (by any distance that is not a multiple of
+/// 64 Ki).
 pub fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n)
-        .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed) ^ ((i >> 8) as u8))
+        .map(|i| (i as u8).wrapping_mul(13).wrapping_add(seed) ^ ((i >> 8) as u8))
         .collect()
+}
+
+/// The first `len` bytes of `mr` as a scatter element.
+pub fn sge(mr: &MemoryRegion, len: usize) -> Sge {
+    Sge {
+        addr: mr.addr,
+        len: len as u64,
+        lkey: mr.lkey,
+    }
 }
 
 /// Registered memory (every right). The test reads and writes it only by
