@@ -25,26 +25,28 @@
 
 mod common {
     pub mod peer;
+    pub mod qp;
 }
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use common::peer::{
-    self, fpdu_with_len, read_request, send, tagged, ulpdu, untagged, write, Got, Guarded,
-    Incoming, Peer, Reply, Request, FLAG_C, FLAG_H, FLAG_M, FLAG_R, KEY_REPLY, KEY_REQUEST,
-    OP_READ_REQUEST, OP_READ_RESPONSE, OP_SEND,
+    self, fpdu_with_len, read_request, send, tagged, ulpdu, untagged, write, Guarded, Incoming,
+    Peer, Reply, Request, FLAG_C, FLAG_H, FLAG_M, FLAG_R, KEY_REPLY, KEY_REQUEST, OP_READ_REQUEST,
+    OP_READ_RESPONSE, OP_SEND,
 };
+use common::qp::{pattern, poll_one, wait_for, Got, QpOpts, Rec, Side, ALL, LO};
 use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::iwarp::wire::{Terminate, Ulp};
 use udapl::transport::verbs::{
-    Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
-    QpNum, QpState, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
+    Access, Device, Listener, MemoryRegion, PdId, QpState, SendOp, Sge, Wc, WcOp, WcStatus,
 };
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
-const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+/// The longest any wait here may take (shorter than the shared helpers'
+/// default).
 const DEADLINE: Duration = Duration::from_secs(5);
 
 /// The IANA RDDP registry's (layer, error type, error code) triples used here.
@@ -71,74 +73,7 @@ mod code {
     pub const MPA_FRAMING: Triple = (0x2, 0x0, 0x03);
 }
 
-/// A placeholder for `CompletionQueue::poll` to overwrite.
-const NO_WC: Wc = Wc {
-    wr_id: 0,
-    status: WcStatus::Fatal,
-    op: WcOp::Send,
-    byte_len: 0,
-    qp: 0,
-    solicited: false,
-};
-
-const REMOTE_ALL: Access = Access::LOCAL_READ
-    .union(Access::LOCAL_WRITE)
-    .union(Access::REMOTE_READ)
-    .union(Access::REMOTE_WRITE);
-
 // ─────────────────────────────── the target ───────────────────────────────
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Ev {
-    Request(u64, Vec<u8>),
-    Established(Vec<u8>),
-    Rejected,
-    Unreachable,
-    TimedOut,
-    AcceptFailed,
-    Disconnected,
-    Broken,
-}
-
-#[derive(Default)]
-struct Rec(Mutex<Vec<Ev>>);
-
-impl CmHandler for Rec {
-    fn event(&self, _qp: Option<QpNum>, ev: CmEvent<'_>) {
-        let e = match ev {
-            CmEvent::ConnectRequest {
-                request,
-                private_data,
-                ..
-            } => Ev::Request(request, private_data.to_vec()),
-            CmEvent::Established { private_data } => Ev::Established(private_data.to_vec()),
-            CmEvent::Rejected { .. } => Ev::Rejected,
-            CmEvent::Unreachable => Ev::Unreachable,
-            CmEvent::TimedOut => Ev::TimedOut,
-            CmEvent::AcceptFailed => Ev::AcceptFailed,
-            CmEvent::Disconnected => Ev::Disconnected,
-            CmEvent::Broken => Ev::Broken,
-        };
-        self.0.lock().expect("rec").push(e);
-    }
-}
-
-impl Rec {
-    fn take_first(&self) -> Option<Ev> {
-        let mut v = self.0.lock().expect("rec");
-        (!v.is_empty()).then(|| v.remove(0))
-    }
-    fn is_empty(&self) -> bool {
-        self.0.lock().expect("rec").is_empty()
-    }
-}
-
-/// A queue pair of the target with its own CQ and event record.
-struct Tqp {
-    qp: Arc<dyn QueuePair>,
-    cq: Arc<dyn CompletionQueue>,
-    rec: Arc<Rec>,
-}
 
 /// The device under test, listening on loopback.
 struct Target {
@@ -173,32 +108,21 @@ impl Target {
         self.dev.progress();
     }
 
-    /// A queue pair in `pd`: IRD 2 and ORD 2 for the consumer (the device
-    /// advertises IRD 3: one more for ack reads).
-    fn qp_in(&self, pd: PdId) -> Tqp {
-        let cq = self.dev.create_cq(64).expect("cq");
-        let rec = Arc::new(Rec::default());
-        let qp = self
-            .dev
-            .create_qp(QpConfig {
-                pd,
-                send_cq: cq.clone(),
-                recv_cq: cq.clone(),
-                srq: None,
-                send_depth: 16,
-                recv_depth: 16,
-                max_send_sge: 2,
-                max_recv_sge: 2,
-                ird: 2,
-                ord: 2,
-                cm: rec.clone(),
-            })
-            .expect("qp");
-        Tqp { qp, cq, rec }
-    }
-
-    fn qp(&self) -> Tqp {
-        self.qp_in(self.pd)
+    /// A queue pair in the target's PD with one CQ for both queues: IRD 2
+    /// and ORD 2 for the consumer (the device advertises IRD 3: one more
+    /// for ack reads).
+    fn qp(&self) -> Side {
+        let o = QpOpts {
+            send_depth: 16,
+            recv_depth: 16,
+            max_send_sge: 2,
+            max_recv_sge: 2,
+            ird: 2,
+            ord: 2,
+            cq_depth: 64,
+        };
+        let cq = self.dev.create_cq(o.cq_depth).expect("cq");
+        Side::with_cqs(&self.dev, self.pd, cq.clone(), cq, o)
     }
 
     /// Registers `[off, off + len)` of `g` in `pd`.
@@ -208,73 +132,63 @@ impl Target {
             .expect("register")
     }
 
-    fn wait<T>(&self, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-        let end = Instant::now() + DEADLINE;
-        loop {
-            if let Some(v) = f() {
-                return v;
-            }
-            assert!(Instant::now() < end, "deadline waiting for {what}");
-            self.pump();
-        }
+    /// Waits for `f` to give a value, driving the target's device, within
+    /// [`DEADLINE`].
+    fn wait<T>(&self, what: &str, f: impl FnMut() -> Option<T>) -> T {
+        wait_for(&[&self.dev], what, DEADLINE, f)
     }
 
-    fn wait_event(&self, rec: &Rec) -> Ev {
-        self.wait("a connection event", || rec.take_first())
+    fn wait_event(&self, rec: &Rec) -> Got {
+        self.wait("a connection event", || rec.pop())
     }
 
     fn wait_request(&self) -> (u64, Vec<u8>) {
         match self.wait_event(&self.lrec) {
-            Ev::Request(id, pd) => (id, pd),
+            Got::Request {
+                id, private_data, ..
+            } => (id, private_data),
             other => panic!("expected a connection request, got {other:?}"),
         }
     }
 
-    fn wait_wc(&self, q: &Tqp) -> Wc {
-        let mut out = [NO_WC];
-        self.wait("a completion", || {
-            (q.cq.poll(&mut out) == 1).then_some(out[0])
-        })
+    fn wait_wc(&self, q: &Side) -> Wc {
+        self.wait("a completion", || poll_one(q.cq()))
     }
 
     /// Asserts the queue pair broke, and that exactly `flushed` (wr_id, op)
     /// complete, all `Flushed`, in that order.
-    fn assert_broken_and_flushed(&self, q: &Tqp, flushed: &[(u64, WcOp)]) {
-        assert_eq!(self.wait_event(&q.rec), Ev::Broken, "the queue pair breaks");
+    fn assert_broken_and_flushed(&self, q: &Side, flushed: &[(u64, WcOp)]) {
+        assert_eq!(
+            self.wait_event(&q.rec),
+            Got::Broken,
+            "the queue pair breaks"
+        );
         for &(id, op) in flushed {
             let w = self.wait_wc(q);
             assert_eq!((w.wr_id, w.op, w.status), (id, op, WcStatus::Flushed));
         }
-        let mut out = [NO_WC];
-        assert_eq!(q.cq.poll(&mut out), 0, "nothing else completes");
+        assert_eq!(poll_one(q.cq()), None, "nothing else completes");
         assert_eq!(q.qp.state(), QpState::Closed);
         assert!(q.rec.is_empty(), "one event");
     }
 }
 
 /// Posts a receive of `len` bytes at `off` of `g` (registered as `mr`).
-fn post_recv(q: &Tqp, wr_id: u64, g: &Guarded, mr: &MemoryRegion, off: usize, len: usize) {
-    q.qp.post_recv(&RecvWr {
+fn post_recv(q: &Side, wr_id: u64, g: &Guarded, mr: &MemoryRegion, off: usize, len: usize) {
+    q.post_recv(
         wr_id,
-        sgl: &[Sge {
+        &[Sge {
             addr: g.addr(off),
             len: len as u64,
             lkey: mr.lkey,
         }],
-    })
-    .expect("post_recv");
-}
-
-fn pattern(n: usize, seed: u8) -> Vec<u8> {
-    (0..n)
-        .map(|i| (i as u8).wrapping_mul(13).wrapping_add(seed))
-        .collect()
+    );
 }
 
 /// Runs the peer's side of MPA setup with `req` and the target's accept on
 /// `q`; sends the RTR if the Reply asks for one. Returns the peer and the
 /// Reply once the target reports the connection established.
-fn connect(t: &Target, q: &Tqp, req: &Request) -> (Peer, Reply) {
+fn connect(t: &Target, q: &Side, req: &Request) -> (Peer, Reply) {
     let mut p = Peer::connect(t.addr);
     p.send_raw(&req.bytes());
     let (id, _) = t.wait_request();
@@ -291,7 +205,7 @@ fn connect(t: &Target, q: &Tqp, req: &Request) -> (Peer, Reply) {
         // The agreed RTR: a zero-length RDMA Write, STag 0, TO 0.
         p.send_fpdu(&write(true, 0, 0));
     }
-    assert!(matches!(t.wait_event(&q.rec), Ev::Established(_)));
+    assert!(matches!(t.wait_event(&q.rec), Got::Established(_)));
     (p, reply)
 }
 
@@ -301,7 +215,7 @@ fn serves_a_good_peer(t: &Target) {
     assert!(t.lrec.is_empty(), "no stray connection request");
     let q = t.qp();
     let g = Guarded::new(8192, 0xC5);
-    let mr = t.register(t.pd, &g, 512, 1024, REMOTE_ALL);
+    let mr = t.register(t.pd, &g, 512, 1024, ALL);
     let r = Guarded::new(4096, 0x3C);
     let rm = t.register(t.pd, &r, 0, 64, Access::LOCAL_WRITE);
     post_recv(&q, 77, &r, &rm, 0, 64);
@@ -342,14 +256,14 @@ fn serves_a_good_peer(t: &Target) {
     r.assert_untouched_outside(0, 12, "receive buffer");
     g.assert_untouched_outside(600, 700, "written region");
     p.shutdown_write();
-    assert_eq!(t.wait_event(&q.rec), Ev::Disconnected);
+    assert_eq!(t.wait_event(&q.rec), Got::Disconnected);
     p.expect_closed(pump);
 }
 
 /// Asserts `got` is the target's first Terminate (queue 2, MSN 1, MO 0,
 /// last) with `err`, naming the offending segment when `offending` gives
 /// its ULPDU (header first).
-fn assert_terminate(got: &Got, err: code::Triple, offending: Option<&[u8]>) {
+fn assert_terminate(got: &peer::Got, err: code::Triple, offending: Option<&[u8]>) {
     assert_eq!(
         (got.header.ulp, got.header.last),
         (Ulp::Terminate { msn: 1, mo: 0 }, true),
@@ -383,7 +297,7 @@ fn assert_terminate(got: &Got, err: code::Triple, offending: Option<&[u8]>) {
 /// unregistered buffer, and a misbehaving peer connected.
 struct Stage {
     t: Target,
-    q: Tqp,
+    q: Side,
     p: Peer,
     reply: Reply,
     /// 8 KiB; `[REG, REG + REG_LEN)` registered with every remote right.
@@ -406,7 +320,7 @@ impl Stage {
     fn with(t: Target, req: Request) -> Stage {
         let q = t.qp();
         let g = Guarded::new(8192, 0xA5);
-        let mr = t.register(t.pd, &g, REG, REG_LEN, REMOTE_ALL);
+        let mr = t.register(t.pd, &g, REG, REG_LEN, ALL);
         let r = Guarded::new(4096, 0x5A);
         let rm = t.register(t.pd, &r, 0, 64, Access::LOCAL_WRITE);
         post_recv(&q, 1, &r, &rm, 0, 64);
@@ -496,7 +410,7 @@ fn write_with_local_key_is_refused_invalid_stag() {
 #[test]
 fn write_with_deregistered_stag_is_refused_invalid_stag() {
     let mut s = Stage::new();
-    let old = s.t.register(s.t.pd, &s.g, 4096, 1024, REMOTE_ALL);
+    let old = s.t.register(s.t.pd, &s.g, 4096, 1024, ALL);
     s.t.dev.deregister(&old).expect("deregister");
     let to = s.g.addr(4096);
     write_refused(&mut s, old.rkey, to, 32, code::DDP_T_INVALID_STAG);
@@ -518,7 +432,7 @@ fn write_with_stag_of_another_generation_is_refused_invalid_stag() {
 fn write_with_stag_of_another_protection_domain_is_refused_not_associated() {
     let mut s = Stage::new();
     let pd2 = s.t.dev.alloc_pd().expect("pd");
-    let other = s.t.register(pd2, &s.g, 4096, 1024, REMOTE_ALL);
+    let other = s.t.register(pd2, &s.g, 4096, 1024, ALL);
     let to = s.g.addr(4096);
     write_refused(&mut s, other.rkey, to, 32, code::DDP_T_STAG_NOT_ASSOCIATED);
     s.finish();
@@ -609,7 +523,7 @@ fn read_with_forged_stag_is_refused_invalid_stag() {
 #[test]
 fn read_with_deregistered_stag_is_refused_invalid_stag() {
     let mut s = Stage::new();
-    let old = s.t.register(s.t.pd, &s.g, 4096, 1024, REMOTE_ALL);
+    let old = s.t.register(s.t.pd, &s.g, 4096, 1024, ALL);
     s.t.dev.deregister(&old).expect("deregister");
     let to = s.g.addr(4096);
     read_refused(&mut s, old.rkey, to, 64, code::RDMAP_INVALID_STAG);
@@ -628,7 +542,7 @@ fn read_with_stag_of_another_generation_is_refused_invalid_stag() {
 fn read_with_stag_of_another_protection_domain_is_refused_not_associated() {
     let mut s = Stage::new();
     let pd2 = s.t.dev.alloc_pd().expect("pd");
-    let other = s.t.register(pd2, &s.g, 4096, 1024, REMOTE_ALL);
+    let other = s.t.register(pd2, &s.g, 4096, 1024, ALL);
     let to = s.g.addr(4096);
     read_refused(&mut s, other.rkey, to, 64, code::RDMAP_STAG_NOT_ASSOCIATED);
     s.finish();
@@ -682,22 +596,18 @@ fn send_with_a_wrong_msn_is_refused_msn_range_and_flushes_outstanding_work() {
     // peer never answers.
     let sink = Guarded::new(4096, 0x11);
     let sm = s.t.register(s.t.pd, &sink, 0, 64, Access::LOCAL_WRITE);
-    s.q.qp
-        .post_send(&SendWr {
-            wr_id: 50,
-            op: SendOp::RdmaRead {
-                remote_addr: 0x1000,
-                rkey: 0x1234,
-            },
-            sgl: &[Sge {
-                addr: sink.addr(0),
-                len: 64,
-                lkey: sm.lkey,
-            }],
-            signaled: true,
-            fence: false,
-        })
-        .expect("read");
+    s.q.post_send(
+        50,
+        SendOp::RdmaRead {
+            remote_addr: 0x1000,
+            rkey: 0x1234,
+        },
+        &[Sge {
+            addr: sink.addr(0),
+            len: 64,
+            lkey: sm.lkey,
+        }],
+    );
     let u = ulpdu(&send(true, 2, 0), b"msn two first");
     s.p.send_fpdu(&u);
     let t = &s.t;
@@ -923,7 +833,7 @@ fn largest_legal_fpdu_is_accepted() {
     let t = Target::new();
     let q = t.qp();
     let g = Guarded::new(70_000, 0xA5);
-    let mr = t.register(t.pd, &g, 0, g.len(), REMOTE_ALL);
+    let mr = t.register(t.pd, &g, 0, g.len(), ALL);
     let (mut p, _) = connect(&t, &q, &Request::v2(4, 4, b""));
     let data = pattern(65535 - 14, 5);
     let u = ulpdu(&write(true, mr.rkey, g.addr(100)), &data);
@@ -1166,7 +1076,7 @@ fn first_fpdu_other_than_the_agreed_rtr_fails_the_accept() {
     assert_eq!(reply.ird_ord().map(|w| (w.2, w.3)), Some((true, true)));
     // A Send where the zero-length RDMA Write RTR was agreed.
     p.send_fpdu(&ulpdu(&send(true, 1, 0), b"not an rtr"));
-    assert_eq!(t.wait_event(&q.rec), Ev::AcceptFailed);
+    assert_eq!(t.wait_event(&q.rec), Got::AcceptFailed);
     p.expect_closed(pump);
     serves_a_good_peer(&t);
 }
@@ -1184,18 +1094,15 @@ fn revision_1_peer_is_spoken_to_only_after_its_first_fpdu() {
     let sm = t.register(t.pd, &src, 0, 64, Access::LOCAL_READ);
     let (mut p, reply) = connect(&t, &q, &Request::v1(b"old"));
     assert_eq!((reply.revision, reply.flags & FLAG_H), (1, 0));
-    q.qp.post_send(&SendWr {
-        wr_id: 5,
-        op: SendOp::Send { solicited: false },
-        sgl: &[Sge {
+    q.post_send(
+        5,
+        SendOp::Send { solicited: false },
+        &[Sge {
             addr: src.addr(0),
             len: 8,
             lkey: sm.lkey,
         }],
-        signaled: true,
-        fence: false,
-    })
-    .expect("send");
+    );
     for _ in 0..20 {
         t.pump();
         std::thread::sleep(Duration::from_millis(1));
@@ -1241,7 +1148,7 @@ fn peer_using_the_read_rtr_is_served() {
     let t = Target::new();
     let q = t.qp();
     let g = Guarded::new(8192, 0xA5);
-    let mr = t.register(t.pd, &g, 0, 4096, REMOTE_ALL);
+    let mr = t.register(t.pd, &g, 0, 4096, ALL);
     let mut req = Request::v2(4, 4, b"");
     req.pd[..4].copy_from_slice(&peer::ird_ord_word(4, 4, true, false, true));
     let mut p = Peer::connect(t.addr);
@@ -1263,7 +1170,7 @@ fn peer_using_the_read_rtr_is_served() {
         ),
         other => panic!("expected the RTR's Read Response, got {other:?}"),
     }
-    assert!(matches!(t.wait_event(&q.rec), Ev::Established(_)));
+    assert!(matches!(t.wait_event(&q.rec), Got::Established(_)));
     p.send_fpdu(&read_request(2, (0x43, 0), 16, (mr.rkey, g.addr(0))));
     match p.next(pump) {
         Incoming::Fpdu(got) => {
