@@ -2,18 +2,23 @@
 //! connection object, ends with the last, starts again on next use, and a
 //! forked child gets its own.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+mod common {
+    pub mod qp;
+}
+
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::qp::{poll_one, Got, QpOpts, Rec, Side, LO};
 use udapl::transport::iwarp::device::IwarpDevice;
 use udapl::transport::iwarp::progress;
-use udapl::transport::verbs::{CmEvent, CmHandler, Device, QpConfig, QpNum};
+use udapl::transport::verbs::{Device, Listener};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
-const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
-
-fn until(what: &str, f: impl Fn() -> bool) {
+/// Waits (sleeping, driving nothing: only the progress thread may move
+/// the connections here) until `f` holds; panics after 10 s.
+fn until(what: &str, mut f: impl FnMut() -> bool) {
     let end = Instant::now() + Duration::from_secs(10);
     while !f() {
         assert!(Instant::now() < end, "timed out: {what}");
@@ -21,67 +26,58 @@ fn until(what: &str, f: impl Fn() -> bool) {
     }
 }
 
-#[derive(Default)]
-struct Rec(Mutex<Vec<String>>);
-impl CmHandler for Rec {
-    fn event(&self, _qp: Option<QpNum>, ev: CmEvent<'_>) {
-        let s = match ev {
-            CmEvent::ConnectRequest { request, .. } => format!("request {request}"),
-            CmEvent::Established { .. } => "established".into(),
-            other => format!("{other:?}"),
-        };
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(s);
-    }
-}
-impl Rec {
-    fn find(&self, prefix: &str) -> Option<String> {
-        let v = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        v.iter().find(|s| s.starts_with(prefix)).cloned()
-    }
+/// Two devices of this process, a listener on `db`, and a small queue
+/// pair on each (one CQ for both queues): `a` connected to `b`.
+struct Conn {
+    da: Arc<IwarpDevice>,
+    db: Arc<IwarpDevice>,
+    l: Arc<dyn Listener>,
+    a: Side,
+    b: Side,
 }
 
 /// Connects two devices of this process with no one calling `progress`
 /// on the passive one: only the progress thread can take the request.
-fn connect_with_idle_passive_side() {
+fn connect_with_idle_passive_side() -> Conn {
     let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
     let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
     let lrec = Arc::new(Rec::default());
     let l = db.listen(0, lrec.clone()).expect("listen");
-    let qp = |d: &Arc<IwarpDevice>, rec: Arc<Rec>| {
-        let pd = d.alloc_pd().expect("pd");
-        let cq = d.create_cq(16).expect("cq");
-        d.create_qp(QpConfig {
-            pd,
-            send_cq: cq.clone(),
-            recv_cq: cq,
-            srq: None,
-            send_depth: 4,
-            recv_depth: 4,
-            max_send_sge: 1,
-            max_recv_sge: 1,
-            ird: 1,
-            ord: 1,
-            cm: rec,
-        })
-        .expect("qp")
+    let o = QpOpts {
+        send_depth: 4,
+        recv_depth: 4,
+        max_send_sge: 1,
+        max_recv_sge: 1,
+        ird: 1,
+        ord: 1,
+        cq_depth: 16,
     };
-    let arec = Arc::new(Rec::default());
-    let a = qp(&da, arec.clone());
-    let b = qp(&db, Arc::new(Rec::default()));
-    a.connect(
+    let a = Side::one_cq(&da, o);
+    let b = Side::one_cq(&db, o);
+    a.qp.connect(
         SocketAddr::new(LO, 0),
         l.port(),
         b"",
         Duration::from_secs(10),
     )
     .expect("connect");
-    until("connection request", || lrec.find("request").is_some());
-    let req: u64 = lrec
-        .find("request")
-        .and_then(|s| s[8..].parse().ok())
-        .expect("request id");
-    db.accept(req, &*b, b"").expect("accept");
-    until("established", || arec.find("established").is_some());
+    // The first request recorded (the record is kept).
+    let request = || {
+        lrec.peek().into_iter().find_map(|g| match g {
+            Got::Request { id, .. } => Some(id),
+            _ => None,
+        })
+    };
+    until("connection request", || request().is_some());
+    let req = request().expect("request id");
+    db.accept(req, &*b.qp, b"").expect("accept");
+    until("established", || {
+        a.rec
+            .peek()
+            .iter()
+            .any(|g| matches!(g, Got::Established(_)))
+    });
+    Conn { da, db, l, a, b }
 }
 
 /// The tests here watch the one progress thread: one at a time.
@@ -92,10 +88,10 @@ fn progress_thread_lifetime_and_fork() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     // (Another test's thread may still be on its way out.)
     until("no thread while nothing is open", || !progress::running());
-    connect_with_idle_passive_side();
+    drop(connect_with_idle_passive_side());
     until("thread ends at the last close", || !progress::running());
 
-    connect_with_idle_passive_side();
+    drop(connect_with_idle_passive_side());
     until("thread ends again", || !progress::running());
 
     // A listener keeps a thread running in the parent across fork().
@@ -108,7 +104,7 @@ fn progress_thread_lifetime_and_fork() {
     if pid == 0 {
         let ok = std::panic::catch_unwind(|| {
             assert!(!progress::running(), "a child starts with no thread");
-            connect_with_idle_passive_side();
+            drop(connect_with_idle_passive_side());
         })
         .is_ok();
         // SAFETY: ends the child without running the parent's atexit
@@ -131,55 +127,17 @@ fn progress_thread_lifetime_and_fork() {
 #[test]
 fn a_forked_child_leaves_inherited_queue_pairs_alone() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    use udapl::transport::verbs::{
-        Access, CompletionQueue, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
-    };
-    let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
-    let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
-    let lrec = Arc::new(Rec::default());
-    let l = db.listen(0, lrec.clone()).expect("listen");
-    let mk = |d: &Arc<IwarpDevice>, rec: Arc<Rec>| {
-        let pd = d.alloc_pd().expect("pd");
-        let cq = d.create_cq(16).expect("cq");
-        let qp = d
-            .create_qp(QpConfig {
-                pd,
-                send_cq: cq.clone(),
-                recv_cq: cq.clone(),
-                srq: None,
-                send_depth: 4,
-                recv_depth: 4,
-                max_send_sge: 1,
-                max_recv_sge: 1,
-                ird: 1,
-                ord: 1,
-                cm: rec,
-            })
-            .expect("qp");
-        (pd, cq, qp)
-    };
-    let arec = Arc::new(Rec::default());
-    let (pa, ca, qa) = mk(&da, arec.clone());
-    let (pb, cb, qb) = mk(&db, Arc::new(Rec::default()));
-    qa.connect(
-        SocketAddr::new(LO, 0),
-        l.port(),
-        b"",
-        Duration::from_secs(10),
-    )
-    .expect("connect");
-    until("request", || lrec.find("request").is_some());
-    let req: u64 = lrec
-        .find("request")
-        .and_then(|s| s[8..].parse().ok())
-        .expect("id");
-    db.accept(req, &*qb, b"").expect("accept");
-    until("established", || arec.find("established").is_some());
+    use udapl::transport::verbs::{Access, CompletionQueue, SendOp, SendWr, Sge, WcStatus};
+    let Conn { da, db, l, a, b } = connect_with_idle_passive_side();
     let src = vec![7u8; 32];
     let dst = vec![0u8; 32];
     let all = Access::LOCAL_READ.union(Access::LOCAL_WRITE);
-    let ms = da.register(pa, src.as_ptr() as u64, 32, all).expect("reg");
-    let md = db.register(pb, dst.as_ptr() as u64, 32, all).expect("reg");
+    let ms = da
+        .register(a.pd, src.as_ptr() as u64, 32, all)
+        .expect("reg");
+    let md = db
+        .register(b.pd, dst.as_ptr() as u64, 32, all)
+        .expect("reg");
     let send = SendWr {
         wr_id: 1,
         op: SendOp::Send { solicited: false },
@@ -198,14 +156,14 @@ fn a_forked_child_leaves_inherited_queue_pairs_alone() {
     if pid == 0 {
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             assert_eq!(
-                qa.post_send(&send),
+                a.qp.post_send(&send),
                 Err(udapl::transport::verbs::PostError::State)
             );
-            assert!(qa.disconnect(false).is_err());
+            assert!(a.qp.disconnect(false).is_err());
         }))
         .is_ok();
         // Close everything inherited (sockets, epoll registrations).
-        drop((qa, qb, ca, cb, l, da, db));
+        drop((a, b, l, da, db));
         // SAFETY: ends the child without the parent's atexit handlers.
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
@@ -214,33 +172,27 @@ fn a_forked_child_leaves_inherited_queue_pairs_alone() {
     assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     // The parent's connection works as before.
-    qb.post_recv(&RecvWr {
-        wr_id: 2,
-        sgl: &[Sge {
+    b.post_recv(
+        2,
+        &[Sge {
             addr: md.addr,
             len: 32,
             lkey: md.lkey,
         }],
-    })
-    .expect("recv");
-    qa.post_send(&send).expect("send");
+    );
+    a.qp.post_send(&send).expect("send");
+    // Polling drives the queue pairs; nothing else does.
     let wait = |cq: &Arc<dyn CompletionQueue>| {
-        let mut out = [Wc {
-            wr_id: 0,
-            status: WcStatus::Fatal,
-            op: WcOp::Send,
-            byte_len: 0,
-            qp: 0,
-            solicited: false,
-        }];
         let end = Instant::now() + Duration::from_secs(10);
-        while cq.poll(&mut out) == 0 {
+        loop {
+            if let Some(w) = poll_one(cq) {
+                return w;
+            }
             assert!(Instant::now() < end, "completion");
         }
-        out[0]
     };
-    let w = wait(&cb);
+    let w = wait(b.cq());
     assert_eq!((w.wr_id, w.status, w.byte_len), (2, WcStatus::Success, 32));
-    assert_eq!(wait(&ca).status, WcStatus::Success);
+    assert_eq!(wait(a.cq()).status, WcStatus::Success);
     assert_eq!(dst, src);
 }
