@@ -144,9 +144,7 @@ impl Target {
 
     fn wait_request(&self) -> (u64, Vec<u8>) {
         match self.wait_event(&self.lrec) {
-            Got::Request {
-                id, private_data, ..
-            } => (id, private_data),
+            Got::Request(r) => (r.id, r.private_data),
             other => panic!("expected a connection request, got {other:?}"),
         }
     }

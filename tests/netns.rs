@@ -35,7 +35,8 @@ use std::time::Instant;
 
 use common::netns::Netns;
 use common::qp::{
-    pattern, settle, sge, spin, wait_ev, wait_ok, wait_wc, Got, QpOpts, Rec, Side, DEADLINE,
+    pattern, settle, sge, spin, wait_ev, wait_ok, wait_request, wait_wc, Got, QpOpts, Rec, Side,
+    DEADLINE,
 };
 use common::tshark::skip;
 use udapl::transport::iwarp::device::IwarpDevice;
@@ -93,22 +94,14 @@ fn side_a(ns: &Netns, me: Ipv4Addr, peer: Ipv4Addr, tx: Sender<Note>, rx: Receiv
     tx.send(Note::Port(port)).expect("to B");
     let side = Side::one_cq(&dev, QpOpts::reads(4, 4));
     let devs = [&dev];
-    let Got::Request {
-        id,
-        remote,
-        local,
-        private_data,
-    } = wait_ev(&devs, &lrec, "the connect request")
-    else {
-        panic!("the listener got something else than a request")
-    };
+    let r = wait_request(&devs, &lrec, "the connect request");
     assert_eq!(
-        (remote.ip(), local),
+        (r.remote.ip(), r.local),
         (IpAddr::V4(peer), SocketAddr::new(IpAddr::V4(me), port)),
         "the request came from B's veth address to A's"
     );
-    assert_eq!(private_data, PD_REQ);
-    dev.accept(id, &*side.qp, PD_REP).expect("accept");
+    assert_eq!(r.private_data, PD_REQ);
+    dev.accept(r.id, &*side.qp, PD_REP).expect("accept");
     assert!(matches!(
         wait_ev(&devs, &side.rec, "A established"),
         Got::Established(_)
@@ -302,10 +295,8 @@ fn a_silent_peer_breaks_the_connection_after_the_user_timeout() {
         let b = Side::one_cq(&db, QpOpts::reads(2, 2));
         a.qp.connect(SocketAddr::new(lo, 0), l.port(), b"", DEADLINE)
             .expect("connect");
-        let Got::Request { id, .. } = wait_ev(&devs, &lrec, "request") else {
-            panic!("request")
-        };
-        db.accept(id, &*b.qp, b"").expect("accept");
+        let r = wait_request(&devs, &lrec, "request");
+        db.accept(r.id, &*b.qp, b"").expect("accept");
         assert!(matches!(
             wait_ev(&devs, &a.rec, "established"),
             Got::Established(_)

@@ -64,7 +64,7 @@ fn connect_with_idle_passive_side() -> Conn {
     // The first request recorded (the record is kept).
     let request = || {
         lrec.peek().into_iter().find_map(|g| match g {
-            Got::Request { id, .. } => Some(id),
+            Got::Request(r) => Some(r.id),
             _ => None,
         })
     };

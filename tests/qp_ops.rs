@@ -27,8 +27,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::qp::{
-    assert_no_wc, drive_for, poll_one, quiesce, spin, spin_for, wait_ev, wait_wc, wait_wcs, wc,
-    Got, Mem, Pair, QpOpts, Rec, Scatter, Side, ALL, DEADLINE, GUARD, LO, MPA_CRC, REQ_PD,
+    assert_no_wc, drive_for, poll_one, quiesce, spin, spin_for, wait_ev, wait_request, wait_wc,
+    wait_wcs, wc, Got, Mem, Pair, QpOpts, Rec, Request, Scatter, Side, ALL, DEADLINE, GUARD, LO,
+    MPA_CRC, REQ_PD,
 };
 use udapl::keys::KeyFault;
 use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
@@ -1206,15 +1207,10 @@ fn reject_delivers_the_private_data_to_the_initiator() {
     a.qp.connect(SocketAddr::new(LO, 0), l.port(), REQ_PD, DEADLINE)
         .expect("connect");
     let devs = [&da, &db];
-    let Got::Request {
-        id, private_data, ..
-    } = wait_ev(&devs, &lrec, "request")
-    else {
-        panic!("not a request")
-    };
-    assert_eq!(private_data, REQ_PD);
+    let r = wait_request(&devs, &lrec, "request");
+    assert_eq!(r.private_data, REQ_PD);
     let why = b"no room at the inn, try port 4791 \x00\xff";
-    l.reject(id, why).expect("reject");
+    l.reject(r.id, why).expect("reject");
     assert_eq!(
         wait_ev(&devs, &a.rec, "rejected"),
         Got::Rejected(why.to_vec())
@@ -1227,7 +1223,7 @@ fn reject_delivers_the_private_data_to_the_initiator() {
     drive_for(&devs, Duration::from_millis(30), || {});
     assert!(a.rec.take().is_empty(), "one event");
     assert!(lrec.take().is_empty());
-    assert_eq!(l.reject(id, b""), Err(DeviceError::NotFound));
+    assert_eq!(l.reject(r.id, b""), Err(DeviceError::NotFound));
 }
 
 #[test]
@@ -1247,15 +1243,10 @@ fn connect_carries_as_much_private_data_as_the_device_advertises() {
         "connect with {max} bytes of private data"
     );
     let devs = [&da, &db];
-    let Got::Request {
-        id, private_data, ..
-    } = wait_ev(&devs, &lrec, "request")
-    else {
-        panic!("not a request")
-    };
-    assert_bytes(&private_data, &req, "request private data");
+    let r = wait_request(&devs, &lrec, "request");
+    assert_bytes(&r.private_data, &req, "request private data");
     assert_eq!(
-        db.accept(id, &*b.qp, &rep),
+        db.accept(r.id, &*b.qp, &rep),
         Ok(()),
         "accept with {max} bytes"
     );
@@ -1302,7 +1293,7 @@ fn connect_to_a_listener_that_never_accepts_times_out() {
     );
     let reqs = lrec.take();
     assert_eq!(reqs.len(), 1, "{reqs:?}");
-    let Got::Request { id, .. } = reqs[0] else {
+    let Got::Request(Request { id, .. }) = reqs[0] else {
         panic!("{reqs:?}")
     };
     assert!(a.rec.take().is_empty(), "one event");
@@ -1523,8 +1514,8 @@ fn peer_process_entry_point() {
     let end = Instant::now() + Duration::from_secs(60);
     while Instant::now() < end {
         dev.progress();
-        if let Some(Got::Request { id, .. }) = lrec.pop() {
-            dev.accept(id, &*s.qp, b"peer").expect("accept");
+        if let Some(Got::Request(r)) = lrec.pop() {
+            dev.accept(r.id, &*s.qp, b"peer").expect("accept");
         }
         while poll_one(&s.scq).is_some() || poll_one(&s.rcq).is_some() {}
     }
@@ -1732,10 +1723,8 @@ fn peer_stream_ending_inside_an_fpdu_is_broken_not_disconnected() {
     req.extend_from_slice(&[0x10, 2, 0, 4, 0, 1, 0, 1]);
     raw.write_all(&req).expect("request");
     let devs = [&db];
-    let Got::Request { id, .. } = wait_ev(&devs, &lrec, "request") else {
-        panic!("not a request")
-    };
-    db.accept(id, &*b.qp, b"").expect("accept");
+    let r = wait_request(&devs, &lrec, "request");
+    db.accept(r.id, &*b.qp, b"").expect("accept");
     assert_eq!(
         wait_ev(&devs, &b.rec, "established"),
         Got::Established(vec![])
@@ -1802,9 +1791,9 @@ fn sixty_four_queue_pairs_between_two_devices_carry_verified_traffic() {
     let mut accepted = 0;
     spin(&devs, "64 connect requests", || {
         while let Some(g) = lrec.pop() {
-            let Got::Request {
+            let Got::Request(Request {
                 id, private_data, ..
-            } = g
+            }) = g
             else {
                 panic!("{g:?}")
             };

@@ -80,8 +80,8 @@ use std::time::Instant;
 
 use common::netns::Netns;
 use common::qp::{
-    pattern, poll_one, settle, sge, spin, wait_ev, wait_ok, wait_wc, Got, QpOpts, Rec, Side,
-    DEADLINE, LO,
+    pattern, poll_one, settle, sge, spin, wait_ev, wait_ok, wait_request, wait_wc, Got, QpOpts,
+    Rec, Side, DEADLINE, LO,
 };
 use common::tshark::{
     self, CrcView, Decoded, FpduView, Iwarp, MpaView, Placement, ReadRequestView, TerminateView,
@@ -448,18 +448,13 @@ fn capture_session(
     let devs = [&da, &db];
     a.qp.connect(SocketAddr::new(LO, 0), port, pd_req, DEADLINE)
         .expect("connect");
-    let Got::Request {
-        id,
-        remote,
-        local,
-        private_data,
-    } = wait_ev(&devs, &lrec, "the connect request")
-    else {
-        panic!("the listener got something else than a request")
-    };
-    assert_eq!(&private_data, pd_req, "request private data");
-    assert_eq!((remote.ip(), local.ip(), local.port()), (LO, LO, port));
-    db.accept(id, &*b.qp, pd_rep).expect("accept");
+    let r = wait_request(&devs, &lrec, "the connect request");
+    assert_eq!(&r.private_data, pd_req, "request private data");
+    assert_eq!(
+        (r.remote.ip(), r.local.ip(), r.local.port()),
+        (LO, LO, port)
+    );
+    db.accept(r.id, &*b.qp, pd_rep).expect("accept");
     assert_eq!(
         wait_ev(&devs, &a.rec, "the initiator's Established"),
         Got::Established(pd_rep.clone())
@@ -1487,10 +1482,8 @@ fn reject_is_an_mpa_reply_with_r() {
     let devs = [&da, &db];
     a.qp.connect(SocketAddr::new(LO, 0), port, PD_REQ, DEADLINE)
         .expect("connect");
-    let Got::Request { id, .. } = wait_ev(&devs, &lrec, "the connect request") else {
-        panic!("the listener got something else than a request")
-    };
-    listener.reject(id, PD_REJ).expect("reject");
+    let r = wait_request(&devs, &lrec, "the connect request");
+    listener.reject(r.id, PD_REJ).expect("reject");
     assert_eq!(
         wait_ev(&devs, &a.rec, "the initiator's Rejected"),
         Got::Rejected(PD_REJ.to_vec())

@@ -51,15 +51,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 // ───────────────────────────── connection events ─────────────────────────────
 
+/// A connection request, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub id: u64,
+    pub remote: SocketAddr,
+    pub local: SocketAddr,
+    pub private_data: Vec<u8>,
+}
+
 /// A connection event, owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Got {
-    Request {
-        id: u64,
-        remote: SocketAddr,
-        local: SocketAddr,
-        private_data: Vec<u8>,
-    },
+    Request(Request),
     Established(Vec<u8>),
     Rejected(Vec<u8>),
     Unreachable,
@@ -83,12 +87,12 @@ impl CmHandler for Rec {
                 local,
                 private_data,
                 ..
-            } => Got::Request {
+            } => Got::Request(Request {
                 id: request,
                 remote,
                 local,
                 private_data: private_data.to_vec(),
-            },
+            }),
             CmEvent::Established { private_data } => Got::Established(private_data.to_vec()),
             CmEvent::Rejected { private_data } => Got::Rejected(private_data.to_vec()),
             CmEvent::Unreachable => Got::Unreachable,
@@ -293,6 +297,15 @@ pub fn assert_no_wc(devs: &[&Arc<IwarpDevice>], cq: &Arc<dyn CompletionQueue>, d
 /// The next event `rec` records, driving `devs` meanwhile.
 pub fn wait_ev(devs: &[&Arc<IwarpDevice>], rec: &Rec, what: &str) -> Got {
     wait_for(devs, what, DEADLINE, || rec.pop())
+}
+
+/// The next event of a listener's `rec`, driving `devs`; panics unless it
+/// is a connection request.
+pub fn wait_request(devs: &[&Arc<IwarpDevice>], rec: &Rec, what: &str) -> Request {
+    match wait_ev(devs, rec, what) {
+        Got::Request(r) => r,
+        other => panic!("{what}: the listener got {other:?}, not a request"),
+    }
 }
 
 /// A completion, spelled out (for exact comparisons).
@@ -516,14 +529,9 @@ impl Pair {
         a.qp.connect(SocketAddr::new(LO, 0), port, REQ_PD, DEADLINE)
             .expect("connect");
         let devs = [&deva, &devb];
-        let Got::Request {
-            id, private_data, ..
-        } = wait_ev(&devs, &lrec, "connect request")
-        else {
-            panic!("not a connect request")
-        };
-        assert_eq!(private_data, REQ_PD);
-        devb.accept(id, &*b.qp, REP_PD).expect("accept");
+        let r = wait_request(&devs, &lrec, "connect request");
+        assert_eq!(r.private_data, REQ_PD);
+        devb.accept(r.id, &*b.qp, REP_PD).expect("accept");
         assert_eq!(
             wait_ev(&devs, &a.rec, "established (active)"),
             Got::Established(REP_PD.to_vec())
