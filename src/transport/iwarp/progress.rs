@@ -30,10 +30,10 @@
 //!   active; it takes over once the counter has stood still for 10 ms (a
 //!   poller the scheduler keeps off its core for a while has not
 //!   stopped). A source nobody polls is run at once.
-//! - Priority: the thread runs at nice 19, so that on a machine whose
-//!   cores are all busy with polling application threads it does not take
-//!   a core from one of them (it still gets a share, so connections nobody
-//!   polls keep moving).
+//! - Priority: the thread runs at the process's normal priority. A lower
+//!   one (tried: nice 19) lets busy application threads starve it while it
+//!   holds a queue pair's lock, and then their polls spin on that lock; the
+//!   stepping aside above is what keeps it off polled connections.
 //! - Locks: the engine's own mutex guards the source table and the timer
 //!   heap, and is never held while a source runs. Sources may register,
 //!   unregister and schedule while holding their own locks (order: source
@@ -328,13 +328,6 @@ pub fn stats() -> (u64, u64) {
 }
 
 fn serve(engine: Arc<Engine>) {
-    // The lowest priority of the normal class: the thread only fills in
-    // for applications, so it must not take a core from one that polls.
-    // SAFETY: plain system calls on this thread (gettid cannot fail).
-    unsafe {
-        let tid = libc::gettid();
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
-    }
     let mut events = [EpollEvent::empty(); 64];
     let mut due: Vec<u64> = Vec::with_capacity(64);
     loop {
