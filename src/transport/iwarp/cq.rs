@@ -64,6 +64,9 @@ pub struct Cq {
     polls: AtomicU64,
     /// Threads sleeping on the wait descriptor ([`CompletionQueue::waiting`]).
     sleepers: AtomicU32,
+    /// Completions in the ring (kept under the ring's lock, read without
+    /// it: a poll of an empty queue takes no lock).
+    queued: AtomicU32,
 }
 
 fn ring_of(depth: u32) -> Result<VecDeque<Wc>, DeviceError> {
@@ -102,6 +105,7 @@ impl Cq {
             feeders_lock: Mutex::new(()),
             polls: AtomicU64::new(0),
             sleepers: AtomicU32::new(0),
+            queued: AtomicU32::new(0),
         }))
     }
 
@@ -119,6 +123,7 @@ impl Cq {
             }
             // Capacity was reserved for `depth` completions.
             r.wcs.push_back(wc);
+            self.queued.store(r.wcs.len() as u32, Ordering::Release);
         }
         let want = match self.armed.load(Ordering::Acquire) {
             DISARMED => return true,
@@ -207,11 +212,15 @@ impl CompletionQueue for Cq {
                 f.progress();
             }
         }
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
         let mut r = self.ring();
         let n = out.len().min(r.wcs.len());
         for (slot, wc) in out.iter_mut().zip(r.wcs.drain(..n)) {
             *slot = wc;
         }
+        self.queued.store(r.wcs.len() as u32, Ordering::Release);
         n
     }
 
