@@ -373,6 +373,14 @@ impl RqEntry {
     pub fn wr_id(&self) -> u64 {
         self.wr_id
     }
+
+    /// The receive as a work request again (its copied scatter list).
+    pub fn as_wr(&self) -> RecvWr<'_> {
+        RecvWr {
+            wr_id: self.wr_id,
+            sgl: &self.sges[..self.nsge],
+        }
+    }
 }
 
 /// Where a connection on a shared receive queue takes its receives.

@@ -60,7 +60,7 @@ use crate::transport::memcheck::{self, Need};
 use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
 use crate::transport::verbs::{
     Access, BindWr, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, Listener,
-    MemoryRegion, PdId, PostError, QpConfig, QpNum, QpState, QueuePair, RecvWr, SendWr, Sge,
+    MemoryRegion, PdId, PostError, QpConfig, QpNum, QpState, QueuePair, RecvWr, SendWr,
     SharedReceiveQueue, Wc, WcOp, WcStatus, WindowId,
 };
 use crate::transport::Capabilities;
@@ -702,7 +702,7 @@ impl Device for IwarpDevice {
             srq: srq.clone(),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
-                pre_recv: Vec::new(),
+                pre_recv: RecvRing::new(cfg.recv_depth as usize),
             }),
         });
         let f: Arc<dyn Feeder> = qp.clone();
@@ -1211,7 +1211,8 @@ struct Up {
 struct Inner {
     phase: Phase,
     /// Receives posted before the connection is up.
-    pre_recv: Vec<(u64, Vec<Sge>)>,
+    /// (Allocated with the queue pair: posting allocates nothing.)
+    pre_recv: RecvRing,
 }
 
 /// A queue pair of an [`IwarpDevice`].
@@ -1292,9 +1293,9 @@ impl IwarpQp {
 
     fn flush_pre_recv(&self, inner: &mut Inner) {
         let mut sink = self.sink();
-        for (wr_id, _) in inner.pre_recv.drain(..) {
+        while let Some(e) = inner.pre_recv.pop() {
             sink(Wc {
-                wr_id,
+                wr_id: e.wr_id(),
                 status: WcStatus::Flushed,
                 op: WcOp::Recv,
                 byte_len: 0,
@@ -1344,13 +1345,11 @@ impl IwarpQp {
             conn.read_rtr_taken(msn);
         }
         let mut sink = self.sink();
-        for (wr_id, sgl) in inner.pre_recv.drain(..) {
-            if conn
-                .post_recv(&RecvWr { wr_id, sgl: &sgl }, &dev.keys)
-                .is_err()
-            {
+        while let Some(e) = inner.pre_recv.pop() {
+            // Checked again: the registration may have gone meanwhile.
+            if conn.post_recv(&e.as_wr(), &dev.keys).is_err() {
                 sink(Wc {
-                    wr_id,
+                    wr_id: e.wr_id(),
                     status: WcStatus::LocalProtection,
                     op: WcOp::Recv,
                     byte_len: 0,
@@ -2300,24 +2299,11 @@ impl QueuePair for IwarpQp {
                 Ok(())
             }
             Phase::Idle | Phase::Connecting { .. } | Phase::Accepting { .. } => {
-                if wr.sgl.len() > self.cfg.max_recv_sge as usize {
-                    return Err(PostError::TooManySge);
-                }
-                if inner.pre_recv.len() >= self.cfg.recv_depth as usize {
+                let e =
+                    RqEntry::check(wr, self.cfg.max_recv_sge as usize, self.cfg.pd.0, &dev.keys)?;
+                if inner.pre_recv.len() >= self.cfg.recv_depth as usize || !inner.pre_recv.push(e) {
                     return Err(PostError::QueueFull);
                 }
-                for s in wr.sgl.iter().filter(|s| s.len > 0) {
-                    dev.keys
-                        .check_local(
-                            s.lkey,
-                            s.addr,
-                            s.len,
-                            Access::LOCAL_WRITE,
-                            Some(self.cfg.pd.0),
-                        )
-                        .map_err(PostError::Protection)?;
-                }
-                inner.pre_recv.push((wr.wr_id, wr.sgl.to_vec()));
                 Ok(())
             }
             Phase::Draining { .. } | Phase::Closed => Err(PostError::State),
@@ -2573,7 +2559,7 @@ impl Drop for IwarpQp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::verbs::SendOp;
+    use crate::transport::verbs::{SendOp, Sge};
     use crate::transport::SOFTWARE_CAPABILITIES;
     use std::net::Ipv4Addr;
 
