@@ -32,7 +32,7 @@ pub mod lmr;
 pub mod pz;
 pub mod rmr;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use attr::{IaAttributes, ProviderAttributes};
 pub use cno::{Agent, AgentInvoker, Cno, CnoWake};

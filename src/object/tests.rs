@@ -285,8 +285,9 @@ fn concurrent_frees_have_one_winner() {
     ia.close(true).expect("close");
 }
 
-/// Counts the calling thread's heap allocations (for the no-allocation test).
-mod counting {
+/// Counts the calling thread's heap allocations (for the no-allocation
+/// tests; the transport's use it too).
+pub(crate) mod counting {
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::cell::Cell;
 

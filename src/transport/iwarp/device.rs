@@ -3095,6 +3095,75 @@ mod tests {
         assert!(dst == src);
     }
 
+    /// Posting Sends, RDMA Writes and receives and polling their
+    /// completions (which runs the engines, sockets and all) allocate
+    /// nothing once the connection is up.
+    #[test]
+    fn the_data_path_allocates_nothing() {
+        use crate::object::tests::counting;
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let src = pattern(3000, 1);
+        let dst = vec![0u8; 3000];
+        let target = vec![0u8; 70_000];
+        let big = pattern(70_000, 2);
+        let (ms, md, mt, mb) = (reg(a, &src), reg(b, &dst), reg(b, &target), reg(a, &big));
+        let round = |i: u64| {
+            b.qp.post_recv(&RecvWr {
+                wr_id: i,
+                sgl: &[sge(&md, 3000)],
+            })
+            .expect("recv");
+            send(a, i, &ms, 3000);
+            a.qp.post_send(&SendWr {
+                wr_id: i + 1000,
+                op: SendOp::RdmaWrite {
+                    remote_addr: mt.addr,
+                    rkey: mt.rkey,
+                },
+                sgl: &[sge(&mb, 70_000)],
+                signaled: true,
+                fence: false,
+            })
+            .expect("write");
+            // Only this thread polls (no other progress call).
+            let mut got = 0;
+            let end = Instant::now() + DEADLINE;
+            let mut out = [Wc {
+                wr_id: 0,
+                status: WcStatus::Fatal,
+                op: WcOp::Send,
+                byte_len: 0,
+                qp: 0,
+                solicited: false,
+            }; 4];
+            while got < 3 {
+                assert!(Instant::now() < end, "deadline");
+                for cq in [&a.cq, &b.cq] {
+                    let n = cq.poll(&mut out);
+                    for w in &out[..n] {
+                        assert_eq!(w.status, WcStatus::Success, "{w:?}");
+                    }
+                    got += n;
+                }
+            }
+        };
+        // Warm up per-thread state and the sockets' buffers.
+        for i in 0..3 {
+            round(i);
+        }
+        let before = counting::count();
+        for i in 3..40 {
+            round(i);
+        }
+        assert_eq!(
+            counting::count() - before,
+            0,
+            "allocations on the data path"
+        );
+        assert!(dst == src && target == big);
+    }
+
     #[test]
     fn connect_accept_with_private_data_both_ways() {
         let v = connected(1);
