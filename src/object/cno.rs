@@ -10,7 +10,7 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::evd::{Evd, TIMEOUT_INFINITE};
 use crate::object::ia::Ia;
 use crate::object::{lock, lock_anyway, Object};
-use crate::wait::{self, Notifier, Sleep, Wake};
+use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
 /// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -176,8 +176,8 @@ impl Cno {
     }
 
     /// `dat_cno_wait`. An EVD that already holds an event that would notify
-    /// counts as a trigger, so no wake-up is lost.
-    pub fn wait(&self, timeout_us: u32) -> Result<CnoWake> {
+    /// counts as a trigger, so no wake-up is lost. `held` is the call's [`Held`], taken before the CNO was looked up.
+    pub fn wait(&self, timeout_us: u32, held: &Held) -> Result<CnoWake> {
         let deadline = (timeout_us != TIMEOUT_INFINITE)
             .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
         let (start, evds) = {
@@ -193,7 +193,7 @@ impl Cno {
         let outcome = if let Some(h) = pending {
             CnoWake::Evd(h)
         } else {
-            let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, || {
+            let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, held, || {
                 if self.seq.load(Ordering::Acquire) == start {
                     return None;
                 }

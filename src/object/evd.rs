@@ -17,7 +17,7 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, Ia, IaState};
 use crate::object::{lock, lock_anyway, Cno, Object};
-use crate::wait::{self, Notifier, Sleep, Wake};
+use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
 /// `DAT_EVD_SOFTWARE_FLAG`.
 pub const EVD_SOFTWARE_FLAG: u32 = 0x001;
@@ -291,7 +291,8 @@ impl Evd {
     }
 
     /// `dat_evd_wait`: succeed once at least `threshold` events are queued.
-    pub fn wait(&self, timeout_us: u32, threshold: i32) -> Result<WaitOutcome> {
+    /// `held` is the call's [`Held`], taken before the EVD was looked up.
+    pub fn wait(&self, timeout_us: u32, threshold: i32, held: &Held) -> Result<WaitOutcome> {
         let deadline = (timeout_us != TIMEOUT_INFINITE)
             .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
         let threshold = {
@@ -316,7 +317,7 @@ impl Evd {
             threshold
         };
         let mut seen = None;
-        let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, || {
+        let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, held, || {
             let now = self.seq.load(Ordering::Acquire);
             if seen == Some(now) {
                 return None;

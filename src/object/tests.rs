@@ -9,6 +9,7 @@ use super::*;
 use crate::error::{DatError, Sub, Type};
 use crate::handle::{self, Handle};
 use crate::transport::DeviceConfig;
+use crate::wait::Held;
 
 fn open(async_qlen: i32) -> Arc<Ia> {
     Ia::open(
@@ -72,14 +73,20 @@ fn wait_needs_threshold_and_timeout_dequeues_nothing() {
     let evd = Evd::create(&ia, 4, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
     evd.post_se(event::SOFTWARE, 1).expect("post");
     evd.post_se(event::SOFTWARE, 2).expect("post");
-    assert_eq!(evd.wait(0, 3), Ok(WaitOutcome::Timeout(2)));
-    assert_eq!(evd.wait(0, 5), Err(DatError::arg(3)));
-    match evd.wait(0, 2) {
+    assert_eq!(
+        evd.wait(0, 3, &Held::nothing()),
+        Ok(WaitOutcome::Timeout(2))
+    );
+    assert_eq!(evd.wait(0, 5, &Held::nothing()), Err(DatError::arg(3)));
+    match evd.wait(0, 2, &Held::nothing()) {
         Ok(WaitOutcome::Event(e, 1)) => assert_eq!(e.data, EventData::Software { pointer: 1 }),
         other => panic!("unexpected {other:?}"),
     }
     let t = Instant::now();
-    assert_eq!(evd.wait(50_000, 2), Ok(WaitOutcome::Timeout(1)));
+    assert_eq!(
+        evd.wait(50_000, 2, &Held::signals()),
+        Ok(WaitOutcome::Timeout(1))
+    );
     assert!(t.elapsed() >= Duration::from_millis(45));
     ia.close(false).expect("close");
 }
@@ -124,7 +131,7 @@ fn cno_trigger_wakes_waiter_and_agent_is_one_shot() {
     let before = AGENT_CALLS[7].load(Ordering::SeqCst);
     let waiter = {
         let cno = cno.clone();
-        std::thread::spawn(move || cno.wait(5_000_000))
+        std::thread::spawn(move || cno.wait(5_000_000, &Held::signals()))
     };
     std::thread::sleep(Duration::from_millis(50));
     evd.post_se(event::SOFTWARE, 9).expect("post");
@@ -144,11 +151,46 @@ fn evd_free_aborts_waiter() {
     let evd = Evd::create(&ia, 4, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
     let waiter = {
         let evd = evd.clone();
-        std::thread::spawn(move || evd.wait(crate::object::evd::TIMEOUT_INFINITE, 1))
+        std::thread::spawn(move || {
+            evd.wait(crate::object::evd::TIMEOUT_INFINITE, 1, &Held::signals())
+        })
     };
     std::thread::sleep(Duration::from_millis(50));
     evd.free().expect("free");
     assert_eq!(waiter.join().expect("join"), Err(DatError::of(Type::Abort)));
+    ia.close(true).expect("graceful");
+}
+
+/// A signal that arrives after `dat_evd_wait`/`dat_cno_wait` took its hold,
+/// while the call looks up its object and runs the object's checks (the C
+/// entry points take the hold first), interrupts the wait, and the event
+/// posted later is still queued.
+#[test]
+fn a_signal_during_the_calls_own_work_interrupts_evd_and_cno_waits() {
+    use crate::wait::tests::{handled, signal_self};
+    let ia = open(4);
+    let cno = ia.create_cno(Agent::default()).expect("cno");
+    let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
+    let before = handled();
+    let held = Held::signals();
+    signal_self();
+    assert_eq!(
+        evd.wait(5_000_000, 1, &held),
+        Err(DatError::of(Type::InterruptedCall))
+    );
+    drop(held);
+    let held = Held::signals();
+    signal_self();
+    assert_eq!(cno.wait(5_000_000, &held), Ok(CnoWake::Interrupted));
+    drop(held);
+    assert_eq!(handled(), before + 2);
+    evd.post_se(event::SOFTWARE, 4).expect("post");
+    assert!(matches!(
+        evd.wait(5_000_000, 1, &Held::signals()),
+        Ok(WaitOutcome::Event(_, 0))
+    ));
+    evd.free().expect("free evd");
+    cno.free().expect("free cno");
     ia.close(true).expect("graceful");
 }
 
@@ -265,7 +307,10 @@ fn a_panic_under_an_evd_lock_makes_the_evd_report_internal_error() {
         Err(DatError::of(Type::InternalError))
     );
     assert_eq!(evd.dequeue(), Err(DatError::of(Type::InternalError)));
-    assert_eq!(evd.wait(10, 1), Err(DatError::of(Type::InternalError)));
+    assert_eq!(
+        evd.wait(10, 1, &Held::signals()),
+        Err(DatError::of(Type::InternalError))
+    );
     ia.close(false).expect("abrupt close still works");
 }
 
@@ -354,7 +399,7 @@ fn posting_and_dequeuing_events_allocates_nothing() {
         assert_eq!(handle.handle, evd.handle, "round {round}");
     }
     assert_eq!(
-        evd.wait(0, 1),
+        evd.wait(0, 1, &Held::nothing()),
         Ok(WaitOutcome::Timeout(0)),
         "an expired wait"
     );

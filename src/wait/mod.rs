@@ -1,13 +1,20 @@
 //! Blocking waits: a bounded spin, then a sleep that ends on a wake-up, the
 //! deadline or a signal.
 //!
-//! A waiter calls [`wait`] with a *poll* closure that returns `Some` once the
-//! wait is over. The closure runs first without any cost; if the wait must
-//! block:
+//! A blocking call takes a [`Held`] as its very first act, before it looks
+//! up its object or takes any lock: every asynchronous signal is blocked for
+//! the thread (its own mask is saved), so a signal that arrives from then on
+//! stays pending instead of running its handler where the wait could not
+//! notice it. A handler that ran before that point ran before the call could
+//! do anything, exactly as if it had run just before the call; a handler that
+//! ran during the call's lookup, locking or first poll and was then followed
+//! by a sleep would be a signal lost. Only a call that cannot sleep (a zero
+//! timeout) holds nothing, and so makes no system call.
 //!
-//! 1. every asynchronous signal is blocked for the thread (its own mask is
-//!    saved), so a signal that arrives from now on stays pending instead of
-//!    running its handler where the wait could not notice it;
+//! The waiter then calls [`wait`] with a *poll* closure that returns `Some`
+//! once the wait is over. The closure runs first; if the wait must block:
+//!
+//! 1. (the signals are already held, see above);
 //! 2. the thread spins, calling the closure, for at most the spin budget
 //!    (`DAT_WAIT_SPIN_US`, default 5 µs, 0 allowed) and never past the
 //!    deadline. The data path uses this time to drive its transport;
@@ -118,14 +125,24 @@ thread_local! {
     };
 }
 
-/// Blocks every asynchronous signal of the thread until dropped. Signals
-/// that report a fault of the thread itself are left alone.
-struct SignalsHeld {
-    saved: SigSet,
+/// The thread's asynchronous signals, blocked from [`Held::signals`] until
+/// the value is dropped (the thread's own mask is then restored, and a signal
+/// that arrived meanwhile runs its handler). Signals that report a fault of
+/// the thread itself are left alone.
+///
+/// A blocking call creates it first, before anything that can take time:
+/// see the module documentation. [`wait`] sleeps with the saved mask
+/// installed, so a signal held from here on ends the sleep.
+#[must_use = "the signals are held only while the value lives"]
+pub struct Held {
+    /// The thread's own mask; `None` if nothing is held.
+    saved: Option<SigSet>,
 }
 
-impl SignalsHeld {
-    fn new() -> Option<SignalsHeld> {
+impl Held {
+    /// Blocks every asynchronous signal of the thread. If the mask cannot be
+    /// changed, nothing is held and a wait sleeps with the thread's mask.
+    pub fn signals() -> Held {
         let mut block = SigSet::all();
         for s in [
             Signal::SIGSEGV,
@@ -138,14 +155,39 @@ impl SignalsHeld {
             block.remove(s);
         }
         let mut saved = SigSet::empty();
-        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&block), Some(&mut saved)).ok()?;
-        Some(SignalsHeld { saved })
+        let saved = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&block), Some(&mut saved))
+            .ok()
+            .map(|()| saved);
+        Held { saved }
+    }
+
+    /// Holds nothing: for a call that cannot sleep (a zero timeout), which
+    /// then makes no system call. Should its [`wait`] need to sleep after
+    /// all, the wait holds the signals itself from that point.
+    pub fn nothing() -> Held {
+        Held { saved: None }
+    }
+
+    /// [`Held::signals`] if `hold`, else [`Held::nothing`].
+    pub fn signals_if(hold: bool) -> Held {
+        if hold {
+            Held::signals()
+        } else {
+            Held::nothing()
+        }
+    }
+
+    /// True if signals are held.
+    pub fn holds(&self) -> bool {
+        self.saved.is_some()
     }
 }
 
-impl Drop for SignalsHeld {
+impl Drop for Held {
     fn drop(&mut self) {
-        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&self.saved), None);
+        if let Some(saved) = &self.saved {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(saved), None);
+        }
     }
 }
 
@@ -159,10 +201,13 @@ pub struct Sleep<'a> {
 }
 
 /// Waits until `poll` returns `Some`, the deadline passes, or a signal
-/// handler runs. See the module documentation.
+/// handler runs. `held` is the caller's [`Held`], taken at the start of its
+/// call: a signal that arrived since then ends the wait. See the module
+/// documentation.
 pub fn wait<R>(
     n: &Notifier,
     sleep: Sleep<'_>,
+    held: &Held,
     mut poll: impl FnMut() -> Option<R>,
 ) -> Result<R, Wake> {
     if let Some(r) = poll() {
@@ -173,7 +218,14 @@ pub fn wait<R>(
     if expired(start) {
         return Err(Wake::TimedOut);
     }
-    let held = SignalsHeld::new();
+    // A caller that held nothing (it expected not to sleep) is held from here.
+    let own;
+    let held = if held.holds() {
+        held
+    } else {
+        own = Held::signals();
+        &own
+    };
     // Spin, polling, for the budget but never past the deadline.
     let spin_end = start + spin_budget();
     let spin_end = sleep.deadline.map_or(spin_end, |d| d.min(spin_end));
@@ -207,7 +259,7 @@ pub fn wait<R>(
                 break Err(Wake::TimedOut);
             }
             let left = sleep.deadline.map(|d| d - now);
-            match park(sleeper.as_ref(), sleep.fd, left, held.as_ref()) {
+            match park(sleeper.as_ref(), sleep.fd, left, held) {
                 Park::Interrupted => break Err(Wake::Interrupted),
                 Park::Other => {}
             }
@@ -234,9 +286,9 @@ fn park(
     sleeper: Option<&Sleeper>,
     extra: Option<BorrowedFd<'_>>,
     left: Option<Duration>,
-    held: Option<&SignalsHeld>,
+    held: &Held,
 ) -> Park {
-    let mask = held.map(|h| h.saved);
+    let mask = held.saved;
     let Some(s) = sleeper else {
         // No descriptors could be had: sleep in short slices.
         let slice = Duration::from_micros(200);
@@ -274,7 +326,7 @@ fn readable(fd: &PollFd<'_>) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -294,7 +346,7 @@ mod tests {
         let n = Arc::new(n);
         let (n2, f2) = (n.clone(), flag.clone());
         let t = std::thread::spawn(move || {
-            wait(&n2, Sleep::default(), || {
+            wait(&n2, Sleep::default(), &Held::signals(), || {
                 f2.load(Ordering::SeqCst).then_some(())
             })
         });
@@ -314,7 +366,10 @@ mod tests {
     #[test]
     fn ready_condition_returns_at_once() {
         let n = Notifier::new();
-        assert_eq!(wait(&n, Sleep::default(), || Some(5)), Ok(5));
+        assert_eq!(
+            wait(&n, Sleep::default(), &Held::nothing(), || Some(5)),
+            Ok(5)
+        );
     }
 
     #[test]
@@ -329,6 +384,7 @@ mod tests {
                     deadline: Some(d),
                     fd: None,
                 },
+                &Held::signals(),
                 || None,
             );
             assert_eq!(r, Err(Wake::TimedOut));
@@ -342,7 +398,7 @@ mod tests {
         let flag = Arc::new(AtomicBool::new(false));
         let (n2, f2) = (n.clone(), flag.clone());
         let t = std::thread::spawn(move || {
-            wait(&n2, Sleep::default(), || {
+            wait(&n2, Sleep::default(), &Held::signals(), || {
                 f2.load(Ordering::SeqCst).then_some(())
             })
         });
@@ -360,7 +416,7 @@ mod tests {
             let flag = Arc::new(AtomicBool::new(false));
             let (n2, f2) = (n.clone(), flag.clone());
             let t = std::thread::spawn(move || {
-                wait(&n2, Sleep::default(), || {
+                wait(&n2, Sleep::default(), &Held::signals(), || {
                     f2.load(Ordering::SeqCst).then_some(())
                 })
             });
@@ -368,5 +424,167 @@ mod tests {
             n.notify();
             assert_eq!(t.join().ok(), Some(Ok(())));
         }
+    }
+
+    thread_local! {
+        /// Handler runs of [`TEST_SIGNAL`] on this thread (tests run side by
+        /// side, each signalling only its own thread).
+        static HANDLED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// The signal the signal tests send to their own thread (no other test
+    /// of the crate uses it).
+    pub(crate) const TEST_SIGNAL: Signal = Signal::SIGUSR2;
+
+    extern "C" fn count_signal(_: libc::c_int) {
+        // A const-initialised thread local without destructor: a plain
+        // access to the thread's static TLS block, safe in a handler.
+        HANDLED.with(|h| h.set(h.get() + 1));
+    }
+
+    /// Installs a counting handler for [`TEST_SIGNAL`] without `SA_RESTART`
+    /// (once per process) and returns its runs on this thread so far.
+    pub(crate) fn handled() -> u64 {
+        use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler};
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            let sa = SigAction::new(
+                SigHandler::Handler(count_signal),
+                SaFlags::empty(),
+                SigSet::empty(),
+            );
+            // SAFETY: the handler only increments an atomic counter.
+            #[allow(unsafe_code)]
+            let r = unsafe { sigaction(TEST_SIGNAL, &sa) };
+            r.expect("sigaction");
+        });
+        HANDLED.with(std::cell::Cell::get)
+    }
+
+    /// Sends [`TEST_SIGNAL`] to the calling thread (`raise` targets the
+    /// calling thread, not the process).
+    pub(crate) fn signal_self() {
+        nix::sys::signal::raise(TEST_SIGNAL).expect("raise");
+    }
+
+    fn five_seconds() -> Sleep<'static> {
+        Sleep {
+            deadline: Some(Instant::now() + Duration::from_secs(5)),
+            fd: None,
+        }
+    }
+
+    /// A signal that arrives after the call took its [`Held`], while it
+    /// still looks up its object, waits until the wait can report it.
+    #[test]
+    fn a_signal_before_the_wait_starts_is_reported() {
+        let n = Notifier::new();
+        let before = handled();
+        let held = Held::signals();
+        assert!(held.holds());
+        signal_self();
+        assert_eq!(handled(), before, "held: the handler has not run yet");
+        let t0 = Instant::now();
+        assert_eq!(
+            wait(&n, five_seconds(), &held, || None::<()>),
+            Err(Wake::Interrupted)
+        );
+        assert!(t0.elapsed() < Duration::from_secs(4));
+        assert_eq!(handled(), before + 1);
+        drop(held);
+        assert_eq!(handled(), before + 1, "run once, in the sleep");
+    }
+
+    /// A signal that arrives while the first poll runs (the object's own
+    /// work: locks, queue checks) ends the wait. Before signals were held
+    /// from the start of the call, its handler ran during that poll and
+    /// the wait slept to its deadline.
+    #[test]
+    fn a_signal_during_the_first_poll_is_reported() {
+        let n = Notifier::new();
+        let before = handled();
+        let held = Held::signals();
+        let mut first = true;
+        let r = wait(&n, five_seconds(), &held, || {
+            if std::mem::take(&mut first) {
+                signal_self();
+            }
+            None::<()>
+        });
+        assert_eq!(r, Err(Wake::Interrupted));
+        assert_eq!(handled(), before + 1);
+    }
+
+    /// Why a call holds the signals before anything else: a handler that
+    /// ran before the hold (here, during the first poll of a call that held
+    /// nothing) leaves no trace, and the wait then sleeps to its deadline.
+    #[test]
+    fn a_handler_run_before_the_hold_is_not_seen() {
+        let n = Notifier::new();
+        let before = handled();
+        let mut first = true;
+        let r = wait(
+            &n,
+            Sleep {
+                deadline: Some(Instant::now() + Duration::from_millis(30)),
+                fd: None,
+            },
+            &Held::nothing(),
+            || {
+                if std::mem::take(&mut first) {
+                    signal_self();
+                }
+                None::<()>
+            },
+        );
+        assert_eq!(handled(), before + 1);
+        assert_eq!(r, Err(Wake::TimedOut));
+    }
+
+    /// A call that held nothing (it expected not to sleep) still cannot
+    /// lose a signal once its wait decides to sleep.
+    #[test]
+    fn a_wait_without_a_hold_holds_before_it_sleeps() {
+        let n = Notifier::new();
+        let before = handled();
+        let nothing = Held::nothing();
+        assert!(!nothing.holds());
+        let mut polls = 0;
+        let r = wait(&n, five_seconds(), &nothing, || {
+            polls += 1;
+            // The second poll runs in the spin, with the signals held.
+            if polls == 2 {
+                signal_self();
+            }
+            None::<()>
+        });
+        assert_eq!(r, Err(Wake::Interrupted));
+        assert_eq!(handled(), before + 1);
+    }
+
+    /// The thread's own mask comes back when the hold ends, with a signal
+    /// that arrived meanwhile delivered then.
+    #[test]
+    fn the_hold_restores_the_threads_mask() {
+        let before = handled();
+        let mut own = SigSet::empty();
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut own)).expect("mask");
+        {
+            let _held = Held::signals();
+            let mut now = SigSet::empty();
+            pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut now)).expect("mask");
+            assert!(now.contains(TEST_SIGNAL));
+            assert!(!now.contains(Signal::SIGSEGV), "faults are never blocked");
+            signal_self();
+            assert_eq!(handled(), before);
+        }
+        assert_eq!(handled(), before + 1);
+        let mut after = SigSet::empty();
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut after)).expect("mask");
+        assert_eq!(after, own);
+        let nothing = Held::nothing();
+        drop(nothing);
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut after)).expect("mask");
+        assert_eq!(after, own);
     }
 }

@@ -3,6 +3,7 @@
 use udapl::error::{DatError, Sub, Type};
 use udapl::handle::Handle;
 use udapl::object::{cno, ia, Agent, CnoWake};
+use udapl::wait::Held;
 
 use crate::boundary::{entry, out, put};
 use crate::types::*;
@@ -154,10 +155,14 @@ pub unsafe extern "C" fn dat_cno_wait(
         Sub::HandleCno,
         cno_wait_func(cno_handle, timeout, evd_handle),
         {
+            // First of all, hold the signals (unless the call cannot sleep):
+            // a handler run during the lookup or the CNO's own work could
+            // not end the sleep that may follow (src/wait/mod.rs).
+            let held = Held::signals_if(timeout != 0);
             // A counted reference: the wait may block for long.
             let cno = cno::lookup(cno_handle as usize)?.arc();
             let slot = out(evd_handle, 3)?;
-            let wake = cno.wait(timeout)?;
+            let wake = cno.wait(timeout, &held)?;
             match wake {
                 CnoWake::Evd(h) => {
                     slot.set(h.addr() as DAT_EVD_HANDLE);

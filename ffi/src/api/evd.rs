@@ -4,6 +4,7 @@
 use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
 use udapl::object::{evd, ia, Evd, Event, EventData, WaitOutcome};
+use udapl::wait::Held;
 
 use crate::boundary::{entry, input, out, put};
 use crate::types::*;
@@ -231,11 +232,15 @@ pub unsafe extern "C" fn dat_evd_wait(
         Sub::Handle1,
         evd_wait_func(evd_handle, timeout, threshold, event, nmore),
         {
+            // First of all, hold the signals (unless the call cannot sleep):
+            // a handler run during the lookup or the EVD's own work could
+            // not end the sleep that may follow (src/wait/mod.rs).
+            let held = Held::signals_if(timeout != 0);
             // A counted reference: the wait may block for long.
             let evd = lookup(evd_handle)?.arc();
             let ev_slot = out(event, 4)?;
             let nmore_slot = out(nmore, 5)?;
-            match evd.wait(timeout, threshold)? {
+            match evd.wait(timeout, threshold, &held)? {
                 WaitOutcome::Event(ev, left) => {
                     ev_slot.set(to_c_event(&ev));
                     nmore_slot.set(i32::try_from(left).unwrap_or(i32::MAX));
