@@ -2866,11 +2866,13 @@ mod tests {
         let m1 = pattern(700, 1);
         let m2 = pattern(300, 2);
         let (r1, r2) = (reg(&a1, &m1), reg(&a2, &m2));
+        // (The SRQ side grants IRD 2 + 1, so a1, with ORD 4, completes
+        // locally: wait for the placement itself before the second Send.)
         send(&a1, 1, &r1, m1.len());
         assert_eq!(wait_wc(&[&da, &db], &a1.cq).status, WcStatus::Success);
+        let w1 = wait_wc(&[&da, &db], &b1.cq);
         send(&a2, 2, &r2, m2.len());
         assert_eq!(wait_wc(&[&da, &db], &a2.cq).status, WcStatus::Success);
-        let w1 = wait_wc(&[&da, &db], &b1.cq);
         let w2 = wait_wc(&[&da, &db], &b2.cq);
         assert_eq!((w1.wr_id, w1.byte_len, w1.qp), (100, 700, b1.qp.num()));
         assert_eq!((w2.wr_id, w2.byte_len, w2.qp), (101, 300, b2.qp.num()));
