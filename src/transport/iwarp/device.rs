@@ -699,6 +699,8 @@ impl Device for IwarpDevice {
             tx_blocked: AtomicBool::new(false),
             rnr_waiting: AtomicBool::new(false),
             acks_due: AtomicBool::new(false),
+            rx_more: AtomicBool::new(false),
+            tx_more: AtomicBool::new(false),
             srq: srq.clone(),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
@@ -1142,6 +1144,13 @@ const LOOKAHEAD: usize = 16;
 /// Receive sink for bytes already taken from a peek.
 const SCRATCH: usize = 256;
 
+/// Bytes one step receives before it lets the transmit side and the
+/// caller have their turn.
+const RX_BUDGET: usize = 256 * 1024;
+/// Bytes one step sends before it lets the receive side and the caller
+/// have their turn.
+const TX_BUDGET: usize = 512 * 1024;
+
 /// Most FPDUs planned ahead and written together.
 const TX_BATCH: usize = 8;
 /// FPDUs up to this size share `sendmsg` calls (and so TCP segments).
@@ -1234,6 +1243,10 @@ pub struct IwarpQp {
     rnr_waiting: AtomicBool,
     /// Acknowledgements wait for the polling application's next step.
     acks_due: AtomicBool,
+    /// The last step stopped receiving at its budget: more is waiting.
+    rx_more: AtomicBool,
+    /// The last transmit stopped at its budget: more is ready to go.
+    tx_more: AtomicBool,
     /// The shared receive queue the connection takes receives from.
     srq: Option<Arc<IwarpSrq>>,
     inner: Mutex<Inner>,
@@ -1430,8 +1443,17 @@ impl IwarpQp {
         }
         let mut any = false;
         let mut sink = self.sink();
+        // A bounded amount per call, like the receive side: a long stream
+        // does not keep the caller (or the acknowledgements it should
+        // read) waiting; the rest goes at the next step.
+        let mut budget = TX_BUDGET;
+        self.tx_more.store(false, Ordering::Relaxed);
         loop {
             if up.tx.done == up.tx.n {
+                if budget == 0 {
+                    self.tx_more.store(true, Ordering::Relaxed);
+                    return Ok(any);
+                }
                 up.tx.done = 0;
                 up.tx.n = 0;
                 let mut bytes = 0u64;
@@ -1481,6 +1503,7 @@ impl IwarpQp {
             match r {
                 Ok(n) => {
                     any |= n > 0;
+                    budget = budget.saturating_sub(n);
                     let mut left = n as u64;
                     while left > 0 && up.tx.done < up.tx.n {
                         let cur = &mut up.tx.fpdus[up.tx.done];
@@ -1529,11 +1552,21 @@ impl IwarpQp {
                 Err(()) => return (true, Outcome::Broken),
             }
         }
+        // A bounded amount per step: the responses the receive side queues
+        // (acknowledgements above all) go out between slices of a long
+        // stream, and a poll returns.
+        let mut budget = RX_BUDGET;
+        self.rx_more.store(false, Ordering::Relaxed);
         loop {
+            if budget == 0 {
+                self.rx_more.store(true, Ordering::Relaxed);
+                return (true, Outcome::Ok);
+            }
             if up.reader.at_boundary() && up.rx_wcs.is_empty() {
                 match self.rx_batch(up, keys, &dev) {
                     Batch::More => {
                         any = true;
+                        budget = budget.saturating_sub(PEEK_MAX);
                         continue;
                     }
                     Batch::Empty => return (any, Outcome::Ok),
@@ -1648,7 +1681,10 @@ impl IwarpQp {
                         }
                     }
                     match r {
-                        Ok(_) => any = true,
+                        Ok(n) => {
+                            any = true;
+                            budget = budget.saturating_sub(n.max(1));
+                        }
                         Err(IoError::WouldBlock) => return (any, Outcome::Ok),
                         Err(IoError::Closed) => return (true, Outcome::Broken),
                         Err(_) => {
@@ -2156,7 +2192,10 @@ impl IwarpQp {
     /// progress thread without the lock).
     fn note_tx(&self, inner: &Inner) {
         let (blocked, sock) = match &inner.phase {
-            Phase::Up(up) => (up.tx.busy(), Some(&up.stream)),
+            Phase::Up(up) => (
+                up.tx.busy() || self.tx_more.load(Ordering::Relaxed),
+                Some(&up.stream),
+            ),
             Phase::Connecting { tcp_up, stream, .. } => (!tcp_up, Some(stream)),
             _ => (false, None),
         };
@@ -2221,7 +2260,10 @@ impl Source for IwarpQp {
         };
         let _ = ran;
         Run {
-            at: None,
+            // Stopped at its budget: the rest is already here, and no new
+            // edge will say so.
+            at: (self.rx_more.load(Ordering::Relaxed) || self.tx_more.load(Ordering::Relaxed))
+                .then(Instant::now),
             output: self.tx_blocked.load(Ordering::Relaxed),
         }
     }
