@@ -173,6 +173,19 @@ impl Cq {
             .map_err(|_| DeviceError::Resources)
     }
 
+    /// Makes the watched socket wake sleepers on writability too (`true`:
+    /// its queue pair has bytes waiting for socket space, which a sleeping
+    /// poster then pushes itself) or on input only (`false`).
+    pub fn watch_output(&self, fd: BorrowedFd<'_>, token: u64, on: bool) {
+        let flags = if on {
+            EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT
+        } else {
+            EpollFlags::EPOLLIN
+        };
+        let mut ev = EpollEvent::new(flags, token);
+        let _ = self.epoll.modify(fd, &mut ev);
+    }
+
     /// Stops watching a socket.
     pub fn unwatch(&self, fd: BorrowedFd<'_>) {
         let _ = self.epoll.delete(fd);

@@ -2201,9 +2201,17 @@ impl IwarpQp {
         };
         if self.tx_blocked.load(Ordering::Relaxed) != blocked {
             self.tx_blocked.store(blocked, Ordering::Relaxed);
-            if blocked {
-                if let Some(r) = sock.and_then(|s| s.reg.as_ref()) {
-                    r.want_output();
+            if let Some(sock) = sock {
+                // A thread sleeping on the completion queues wakes when the
+                // socket takes more and pushes its own bytes; the progress
+                // thread does it if nobody sleeps there.
+                for cq in &sock.cqs {
+                    cq.watch_output(sock.stream.as_fd(), u64::from(self.num), blocked);
+                }
+                if blocked {
+                    if let Some(r) = &sock.reg {
+                        r.want_output();
+                    }
                 }
             }
         }
@@ -2272,12 +2280,17 @@ impl Source for IwarpQp {
         self.send_cq.polls().wrapping_add(self.recv_cq.polls())
     }
 
-    /// A sleeping application thread wakes on input only: bytes waiting
-    /// for socket space are the progress thread's to push.
+    fn sleeping(&self) -> bool {
+        self.send_cq.attended() || self.recv_cq.attended()
+    }
+
+    /// A sleeping application thread wakes on input, and on socket space
+    /// while output waits (its wait descriptor watches both then); what it
+    /// does not wake for: acknowledgements it left, a receive cut short.
     fn attended(&self) -> bool {
-        (self.send_cq.attended() || self.recv_cq.attended())
-            && !self.tx_blocked.load(Ordering::Relaxed)
+        self.sleeping()
             && !self.acks_due.load(Ordering::Relaxed)
+            && !self.rx_more.load(Ordering::Relaxed)
     }
 }
 

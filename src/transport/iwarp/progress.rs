@@ -83,8 +83,13 @@ pub trait Source: Send + Sync {
     fn activity(&self) -> u64 {
         0
     }
-    /// An application thread sleeps on the source's completion queues: it
-    /// wakes on the same readiness and will drive the source itself.
+    /// An application thread sleeps on the source's completion queues.
+    fn sleeping(&self) -> bool {
+        false
+    }
+    /// A sleeping application thread will drive the source itself (it
+    /// wakes on the same readiness): true unless the source has work that
+    /// no input will wake it for (output waiting for socket space).
     fn attended(&self) -> bool {
         false
     }
@@ -406,10 +411,15 @@ fn run_one(engine: &Engine, tok: u64) {
     // Driven: the counter moved since the last look, a thread sleeps on
     // the queues, or the counter moved less than ACTIVE ago (a poller that
     // merely lost its core for a while has not stopped).
+    // While a thread sleeps on the queues the counter says nothing: the
+    // sleeper drives the source unless output is waiting, which it does
+    // not wake for.
     let moved = act != seen;
-    let driven = moved
-        || src.attended()
-        || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE);
+    let driven = if src.sleeping() {
+        src.attended()
+    } else {
+        moved || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE)
+    };
     let run = if driven {
         // Leave the descriptor disarmed; look again later.
         Run {
@@ -476,6 +486,9 @@ mod tests {
         }
         fn activity(&self) -> u64 {
             self.act.load(Ordering::SeqCst)
+        }
+        fn sleeping(&self) -> bool {
+            self.sleeping.load(Ordering::SeqCst)
         }
         fn attended(&self) -> bool {
             self.sleeping.load(Ordering::SeqCst)
