@@ -236,6 +236,12 @@ pub trait CompletionQueue: Send + Sync {
     /// arrived on their connections).
     fn wait_fd(&self) -> BorrowedFd<'_>;
 
+    /// Runs `hook` whenever an armed notification fires, on the thread
+    /// that produced the completion (an application thread or the
+    /// transport's own), with no lock of the queue held: how a DAT CNO
+    /// learns of completions nobody is polling for. `None` removes it.
+    fn on_notify(&self, hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>);
+
     /// Tells the transport that a thread starts (`true`) or stops
     /// (`false`) sleeping on [`CompletionQueue::wait_fd`]: such a thread
     /// drives the queue pairs itself when it wakes, so a background thread

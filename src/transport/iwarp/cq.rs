@@ -67,7 +67,12 @@ pub struct Cq {
     /// Completions in the ring (kept under the ring's lock, read without
     /// it: a poll of an empty queue takes no lock).
     queued: AtomicU32,
+    /// Run when an armed notification fires ([`CompletionQueue::on_notify`]).
+    hook: Mutex<Option<NotifyHook>>,
 }
+
+/// What a completion queue runs when an armed notification fires.
+pub type NotifyHook = Arc<dyn Fn() + Send + Sync>;
 
 fn ring_of(depth: u32) -> Result<VecDeque<Wc>, DeviceError> {
     let mut v = VecDeque::new();
@@ -106,6 +111,7 @@ impl Cq {
             polls: AtomicU64::new(0),
             sleepers: AtomicU32::new(0),
             queued: AtomicU32::new(0),
+            hook: Mutex::new(None),
         }))
     }
 
@@ -133,6 +139,11 @@ impl Cq {
         if want && self.armed.swap(DISARMED, Ordering::AcqRel) != DISARMED {
             // A full counter already means "notified".
             let _ = self.notify.write(1);
+            // Called outside every lock of this queue.
+            let hook = lock_anyway(&self.hook).clone();
+            if let Some(h) = hook {
+                h();
+            }
         }
         true
     }
@@ -250,6 +261,10 @@ impl CompletionQueue for Cq {
 
     fn wait_fd(&self) -> BorrowedFd<'_> {
         self.epoll.0.as_fd()
+    }
+
+    fn on_notify(&self, hook: Option<NotifyHook>) {
+        *lock_anyway(&self.hook) = hook;
     }
 
     fn waiting(&self, sleeping: bool) {
@@ -374,6 +389,26 @@ mod tests {
         cq.attach(&g);
         drop(g);
         assert_eq!(cq.poll(&mut out), 0, "dropped engines are not run");
+    }
+
+    #[test]
+    fn a_fired_notification_runs_the_hook_once_per_arm() {
+        let cq = Cq::new(8).expect("cq");
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        cq.on_notify(Some(Arc::new(move || {
+            m.fetch_add(1, Ordering::SeqCst);
+        })));
+        assert!(cq.push(wc(1, WcOp::Send, WcStatus::Success, false)));
+        assert_eq!(n.load(Ordering::SeqCst), 0, "not armed");
+        cq.arm(false);
+        assert!(cq.push(wc(2, WcOp::Send, WcStatus::Success, false)));
+        assert!(cq.push(wc(3, WcOp::Send, WcStatus::Success, false)));
+        assert_eq!(n.load(Ordering::SeqCst), 1, "once per arm");
+        cq.on_notify(None);
+        cq.arm(false);
+        assert!(cq.push(wc(4, WcOp::Send, WcStatus::Success, false)));
+        assert_eq!(n.load(Ordering::SeqCst), 1, "removed");
     }
 
     #[test]
