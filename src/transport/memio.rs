@@ -521,7 +521,12 @@ fn send_plans_with<'a>(
         // SAFETY: fill_uninit initialised the first `count` entries, and
         // `MaybeUninit<iovec>` has the layout of `iovec`.
         let iov = unsafe { std::slice::from_raw_parts_mut(chunk.as_mut_ptr().cast(), count) };
-        let more = if whole { 0 } else { libc::MSG_MORE };
+        // A call that ends the last plan ends an FPDU: MSG_EOR keeps the
+        // kernel from appending later bytes to its segment, so the next
+        // FPDU starts a segment of its own (RFC 5044's FPDU alignment,
+        // which Wireshark's dissector relies on), even when the socket is
+        // backed up.
+        let more = if whole { libc::MSG_EOR } else { libc::MSG_MORE };
         match msg_call(fd, iov, flags | more | libc::MSG_NOSIGNAL, true) {
             Ok(n) => {
                 done += n;
