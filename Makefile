@@ -33,13 +33,15 @@ RUST_SRC := $(shell find src ffi/src -name '*.rs') Cargo.toml ffi/Cargo.toml ffi
 
 UNIT_SRC  := $(wildcard ctests/unit/*.c)
 ABI_SRC   := $(wildcard ctests/abi/*.c)
+EP_SRC    := $(wildcard ctests/ep/*.c)
 REG_SRC   := $(filter-out %_provider.c,$(wildcard ctests/registry/*.c))
 PROV_SRC  := $(wildcard ctests/registry/*_provider.c)
 UNIT_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(UNIT_SRC))
 ABI_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(ABI_SRC))
+EP_BIN    := $(patsubst ctests/%.c,$(CTOUT)/%,$(EP_SRC))
 REG_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(REG_SRC))
 PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC))
-CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN)
+CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN)
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
         demo bench qp-bench install valgrind clippy fmt lint header-modes dropin clean
@@ -76,7 +78,7 @@ exports: lib
 	readelf -d $(LIBOUT)/libdat.so.1 | grep -q 'Library soname: \[libdat.so.1\]'
 	@echo "exports: exactly the $$(wc -l < ffi/exports.txt) DAT 1.2 symbols, SONAME libdat.so.1"
 
-$(CTOUT)/%: ctests/%.c ctests/common/ctest.h ctests/common/waiter.h ctests/common/builtin_ias.h include/dat/udat.h $(LIBOUT)/libdat.so.1
+$(CTOUT)/%: ctests/%.c ctests/common/ctest.h ctests/common/waiter.h ctests/common/builtin_ias.h ctests/common/pair.h include/dat/udat.h $(LIBOUT)/libdat.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) -o $@ $< $(LDFLAGS_T)
 
