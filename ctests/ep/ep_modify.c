@@ -587,7 +587,9 @@ TEST(EPM_18_pz_change_with_posted_recv)
         memset(m.buf, 'm', 64);
         CHECK_OK(lc_post_send(p.ep, &m, 0, 64, 1));
         /* the send may fail or succeed: the receiver's buffer is the point */
-        (void)lc_wait(p.req_evd, &ev);
+        r = lc_wait(p.req_evd, &ev);
+        fprintf(stderr, "    server: send completion 0x%08x status %d\n", (unsigned)r,
+                (int)ev.event_data.dto_completion_event_data.status);
         PREQUIRE(&p, pair_sync(&p, 'x') == 0);
         pair_finish(&p);
         return;
@@ -605,6 +607,8 @@ TEST(EPM_18_pz_change_with_posted_recv)
     r = lc_wait(p.recv_evd, &ev);
     if (r != DAT_SUCCESS) {
         /* no completion yet: end the connection, which must flush it */
+        fprintf(stderr, "    client: no receive completion within 10 s (0x%08x, state %u)\n",
+                (unsigned)r, (unsigned)lc_state(ep));
         CHECK_OK(dat_ep_disconnect(ep, DAT_CLOSE_ABRUPT_FLAG));
         r = lc_wait(p.recv_evd, &ev);
     }
