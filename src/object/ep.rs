@@ -383,7 +383,8 @@ impl Ep {
         if !dto_ok(a.max_request_dtos) {
             return Err(bad);
         }
-        if !(with_srq && a.max_recv_dtos == HW_DEFAULT) && !dto_ok(a.max_recv_dtos) {
+        let srq_default = with_srq && a.max_recv_dtos == HW_DEFAULT;
+        if !srq_default && !dto_ok(a.max_recv_dtos) {
             return Err(bad);
         }
         let iov_ok = |v: i32, max: i32| v >= 1 && v <= max;
