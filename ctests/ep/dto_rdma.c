@@ -382,6 +382,11 @@ TEST(PRR_14_mismatched_read_credits)
         return;
     }
     if (p.server) {
+        DAT_EP_ATTR got;
+        PREQUIRE(&p, ep_attr_of(p.ep, &got) == 0);
+        if (got.max_rdma_read_in != 0)
+            fprintf(stderr, "    note: server max_rdma_read_in reads back as %d\n",
+                    (int)got.max_rdma_read_in);
         serve_read_region(&p, RPRIV);
     } else {
         DAT_RMR_TRIPLET r;
@@ -389,6 +394,7 @@ TEST(PRR_14_mismatched_read_credits)
         DAT_RETURN ret;
         PREQUIRE(&p, hear_rtr(&p, &r) == 0);
         PREQUIRE(&p, mr_make(p.ia, p.pz, RSZ, LRW, &l) == DAT_SUCCESS);
+        r.segment_length = 64;
         ret = read1(p.ep, &l, 0, 64, &r, 0xE14, 0);
         if (ret != DAT_SUCCESS) {
             CHECK((ret & DAT_CLASS_ERROR) != 0);
