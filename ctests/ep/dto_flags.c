@@ -82,6 +82,69 @@ TEST(E2E_DTO_S33_flush_is_a_notification_even_unsignalled)
     pair_finish(&p);
 }
 
+TEST(E2E_DTO_S33_reset_after_disconnect_adds_no_late_flushes)
+{
+    struct pair p;
+    REQUIRE(dpair_start(&p) == 0);
+    PREQUIRE(&p, pair_connect(&p, NULL) == 0);
+    if (!p.server) {
+        struct mr m;
+        PREQUIRE(&p, post_recvs(&p, p.ep, &m, 5, 64, 0x500) == 0);
+    }
+    PSYNC(&p, 'r');
+    PREQUIRE(&p, pair_disconnect(&p) == 0);
+    if (!p.server) {
+        int seen[5] = {0}, n = 0;
+        DAT_EVENT ev;
+        DAT_BOOLEAN ri = DAT_FALSE, qi = DAT_FALSE;
+        DAT_EP_STATE st;
+        CHECK_OK(dat_ep_reset(p.ep));
+        CHECK(ep_state(p.ep) == DAT_EP_STATE_UNCONNECTED);
+        /* events already queued may stay (§3.3 rule 4); nothing new comes later */
+        ctest_sleep_ms(300);
+        while (dat_evd_dequeue(p.recv_evd, &ev) == DAT_SUCCESS) {
+            const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+            if (check_dto_ev_at(__FILE__, __LINE__, &ev, p.recv_evd, p.ep, d->user_cookie.as_64,
+                                DAT_DTO_ERR_FLUSHED, LEN_ANY) &&
+                d->user_cookie.as_64 >= 0x500 && d->user_cookie.as_64 < 0x505)
+                seen[d->user_cookie.as_64 - 0x500]++;
+            n++;
+        }
+        for (int i = 0; i < 5; i++)
+            CHECK(seen[i] <= 1);
+        CHECK(n <= 5);
+        EXPECT_NONE(p.recv_evd);
+        CHECK_OK(dat_ep_get_status(p.ep, &st, &ri, &qi));
+        CHECK(ri == DAT_TRUE && qi == DAT_TRUE);
+    }
+    PSYNC(&p, 'd');
+    pair_finish(&p);
+}
+
+TEST(E2E_DTO_S33_free_of_connected_ep_generates_no_events)
+{
+    struct pair p;
+    REQUIRE(dpair_start(&p) == 0);
+    PREQUIRE(&p, pair_connect(&p, NULL) == 0);
+    if (!p.server) {
+        struct mr m;
+        PREQUIRE(&p, post_recvs(&p, p.ep, &m, 5, 64, 0x600) == 0);
+        PSYNC(&p, 'r');
+        CHECK_OK(dat_ep_free(p.ep));
+        /* §3.3 rule 5 [REC]: no new event for a freed EP */
+        expect_none_at(__FILE__, __LINE__, p.recv_evd, 300);
+        EXPECT_NONE(p.req_evd);
+        EXPECT_NONE(p.conn_evd);
+        PSYNC(&p, 'f');
+    } else {
+        PSYNC(&p, 'r');
+        EXPECT_GONE(p.conn_evd, p.ep);
+        PSYNC(&p, 'f');
+    }
+    PSYNC(&p, 'd');
+    pair_finish(&p);
+}
+
 TEST(E2E_DTO_S34_completions_before_disconnected_on_shared_evd)
 {
     struct pair p;
