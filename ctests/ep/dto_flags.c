@@ -398,4 +398,45 @@ TEST(E2E_DTO_S36_rdma_larger_than_max_rdma_size)
     pair_finish(&p);
 }
 
+/* §3.6 / §4.15: an EP set up with max_rdma_read_out 0 has no read credit:
+ * a read is refused for resource limits (DAT_INSUFFICIENT_RESOURCES, the
+ * documented code; queueing it would never end), and the EP stays usable. */
+TEST(E2E_DTO_S36_read_without_read_credits)
+{
+    struct pair p;
+    DAT_EP_ATTR a;
+    REQUIRE(dpair_start(&p) == 0);
+    PREQUIRE(&p, dto_attr(&p, &a) == 0);
+    if (!p.server)
+        a.max_rdma_read_out = 0;
+    PREQUIRE(&p, pair_connect(&p, &a) == 0);
+    if (p.server) {
+        struct mr reg, rx;
+        DAT_RMR_TRIPLET r;
+        PREQUIRE(&p, mr_make(p.ia, p.pz, 4096, LRW | RRW, &reg) == DAT_SUCCESS);
+        PREQUIRE(&p, post_recvs(&p, p.ep, &rx, 1, 64, 0x90) == 0);
+        r = rtr_of(&reg, 0, 64);
+        PREQUIRE(&p, tell_rtr(&p, &r) == 0);
+        EXPECT_DTO(p.recv_evd, p.ep, 0x90, DAT_DTO_SUCCESS, 16);
+        PSYNC(&p, 'd');
+    } else {
+        struct mr l;
+        DAT_RMR_TRIPLET r;
+        DAT_EP_ATTR got;
+        PREQUIRE(&p, hear_rtr(&p, &r) == 0);
+        PREQUIRE(&p, ep_attr_of(p.ep, &got) == 0);
+        PREQUIRE(&p, mr_make(p.ia, p.pz, 4096, LRW, &l) == DAT_SUCCESS);
+        if (got.max_rdma_read_out != 0) {
+            NOTE_SKIP("max_rdma_read_out 0 was not kept");
+        } else {
+            CHECK_TYPE(read1(p.ep, &l, 0, 64, &r, 0x91, 0), DAT_INSUFFICIENT_RESOURCES);
+            EXPECT_NONE(p.req_evd);
+        }
+        CHECK_OK(send1(p.ep, &l, 0, 16, 0x92, 0));
+        EXPECT_DTO(p.req_evd, p.ep, 0x92, DAT_DTO_SUCCESS, 16);
+        PSYNC(&p, 'd');
+    }
+    pair_finish(&p);
+}
+
 int main(int argc, char **argv) { return ctest_main(argc, argv); }
