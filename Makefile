@@ -83,7 +83,7 @@ exports: lib
 	readelf -d $(LIBOUT)/libdat.so.1 | grep -q 'Library soname: \[libdat.so.1\]'
 	@echo "exports: exactly the $$(wc -l < ffi/exports.txt) DAT 1.2 symbols, SONAME libdat.so.1"
 
-$(CTOUT)/%: ctests/%.c ctests/common/ctest.h ctests/common/waiter.h ctests/common/builtin_ias.h ctests/common/pair.h include/dat/udat.h $(LIBOUT)/libdat.so.1
+$(CTOUT)/%: ctests/%.c ctests/common/ctest.h ctests/common/waiter.h ctests/common/builtin_ias.h ctests/common/pair.h $(wildcard ctests/ep/*.h) include/dat/udat.h $(LIBOUT)/libdat.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) -o $@ $< $(LDFLAGS_T)
 

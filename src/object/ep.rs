@@ -1215,6 +1215,10 @@ impl Ep {
                 }
             }
             Request::Read(r) => {
+                if attr.max_rdma_read_out <= 0 {
+                    // No outbound read credits: a resource the EP lacks.
+                    return Err(DatError::resources(Sub::None));
+                }
                 if r.len > attr.max_rdma_size {
                     return Err(DatError::arg(4));
                 }
