@@ -5,6 +5,7 @@
 #   make check-header fail if the checked-in header differs from a fresh one
 #   make check        every test layer: cargo tests, loom model, exports, C conformance tests
 #   make demo         build and run the demo program
+#   make examples     build the example programs into build/examples/
 #   make bench        time the local hot paths (ns per operation), then qp-bench
 #   make qp-bench     queue pairs (iWARP over loopback TCP) beside raw TCP
 #   make install PREFIX=/usr/local
@@ -34,17 +35,19 @@ RUST_SRC := $(shell find src ffi/src -name '*.rs') Cargo.toml ffi/Cargo.toml ffi
 UNIT_SRC  := $(wildcard ctests/unit/*.c)
 ABI_SRC   := $(wildcard ctests/abi/*.c)
 EP_SRC    := $(wildcard ctests/ep/*.c)
+EXT_SRC   := $(wildcard ctests/examples/*.c)
 REG_SRC   := $(filter-out %_provider.c,$(wildcard ctests/registry/*.c))
 PROV_SRC  := $(wildcard ctests/registry/*_provider.c)
 UNIT_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(UNIT_SRC))
 ABI_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(ABI_SRC))
 EP_BIN    := $(patsubst ctests/%.c,$(CTOUT)/%,$(EP_SRC))
+EXT_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(EXT_SRC))
 REG_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(REG_SRC))
 PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC))
-CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN)
+CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN) $(EXT_BIN)
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo bench qp-bench install valgrind clippy fmt lint header-modes dropin clean
+        demo examples bench qp-bench install valgrind clippy fmt lint header-modes dropin clean
 
 all: lib
 
@@ -130,6 +133,20 @@ bench: lib $(BENCH_BIN) $(STUB_LIB)
 qp-bench:
 	$(CARGO) build --release --bin qp_bench
 	target/release/qp_bench
+
+# Example programs (examples/<name>/*.c, one program per file), linked
+# with -ldat like any application; the C tests in ctests/examples/ run them.
+EX_OUT  := $(BUILD)/examples
+EX_DIRS := $(wildcard examples/*/)
+EX_BIN  := $(foreach d,$(EX_DIRS),$(patsubst examples/%.c,$(EX_OUT)/%,$(wildcard $(d)*.c)))
+
+examples: $(EX_BIN)
+
+$(EX_OUT)/%: examples/%.c $(wildcard examples/*/*.h) include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CWARN) -O2 -g -Iinclude -o $@ $< $(LDFLAGS_T)
+
+$(EXT_BIN): $(EX_BIN)
 
 demo: lib
 	@mkdir -p $(BUILD)/demo
