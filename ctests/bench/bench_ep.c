@@ -1290,7 +1290,8 @@ static void client_main(pid_t child)
     printf("ours: through the DAT C API, two processes over loopback (%s); raw TCP: the same "
            "pattern between the same processes (wait: blocking sockets, poll: busy-polled "
            "non-blocking ones); ratio = ours / raw TCP; QP level: qp_bench's figure for the "
-           "same pattern (block/busy), vs QP = ours / QP level (latency: lower is better, "
+           "same pattern (block/busy; its harness differs: two threads of one process, "
+           "fresh connections), vs QP = ours / QP level (latency: lower is better, "
            "the rest: higher is better). Median of %d runs. Total %.1f s.\n",
            "tcp0", RUNS, bench_now() - t_start);
 }
