@@ -5,8 +5,10 @@
 #   make check-header fail if the checked-in header differs from a fresh one
 #   make check        every test layer: cargo tests, loom model, exports, C conformance tests
 #   make demo         build and run the demo program
-#   make bench        time the local hot paths (ns per operation), then qp-bench
+#   make examples     build the example programs into build/examples/
+#   make bench        time the local hot paths (ns per operation), then qp-bench and bench-ep
 #   make qp-bench     queue pairs (iWARP over loopback TCP) beside raw TCP
+#   make bench-ep     endpoints through the C API beside raw TCP and the queue pairs
 #   make install PREFIX=/usr/local
 #   make valgrind     run the C tests once under valgrind
 
@@ -34,22 +36,24 @@ RUST_SRC := $(shell find src ffi/src -name '*.rs') Cargo.toml ffi/Cargo.toml ffi
 UNIT_SRC  := $(wildcard ctests/unit/*.c)
 ABI_SRC   := $(wildcard ctests/abi/*.c)
 EP_SRC    := $(wildcard ctests/ep/*.c)
+EXT_SRC   := $(wildcard ctests/examples/*.c)
 REG_SRC   := $(filter-out %_provider.c,$(wildcard ctests/registry/*.c))
 PROV_SRC  := $(wildcard ctests/registry/*_provider.c)
 UNIT_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(UNIT_SRC))
 ABI_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(ABI_SRC))
 EP_BIN    := $(patsubst ctests/%.c,$(CTOUT)/%,$(EP_SRC))
+EXT_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(EXT_SRC))
 REG_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(REG_SRC))
 PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC))
-CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN)
-# Under valgrind: every local-object program, and of the two-process
-# endpoint programs the end-to-end ones and the lifecycle set (the rest
-# repeat the same paths with many timed waits, which valgrind slows past
-# their timeouts).
-VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(filter %/e2e_smoke %/ep_lifecycle,$(EP_BIN))
+CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN) $(EXT_BIN)
+# Under valgrind: every local-object program, the example, and of the
+# two-process endpoint programs the end-to-end ones and the lifecycle set
+# (the rest repeat the same paths with many timed waits).
+VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
+                $(filter %/e2e_smoke %/ep_lifecycle %/dto_e2e,$(EP_BIN))
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo bench qp-bench install valgrind clippy fmt lint header-modes dropin clean
+        demo examples bench qp-bench bench-ep install valgrind clippy fmt lint header-modes dropin clean
 
 all: lib
 
@@ -117,24 +121,56 @@ valgrind: ctests
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=$(abspath ctests/valgrind.supp)" \
 		./ctests/run.sh $(VALGRIND_BIN)
 
-BENCH_SRC := $(wildcard ctests/bench/*.c)
+BENCH_SRC := $(filter-out ctests/bench/bench_ep.c,$(wildcard ctests/bench/*.c))
 BENCH_BIN := $(BUILD)/bench/bench_local
+BENCH_EP  := $(BUILD)/bench/bench_ep
 STUB_LIB  := $(CTOUT)/registry/libstub_provider.so
+QP_OUT    := $(BUILD)/bench/qp_bench.txt
 
 $(BENCH_BIN): $(BENCH_SRC) ctests/bench/bench.h include/dat/udat.h $(LIBOUT)/libdat.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CWARN) -O2 -Iinclude -o $@ $(BENCH_SRC) $(LDFLAGS_T) -lm
 
+$(BENCH_EP): ctests/bench/bench_ep.c ctests/bench/bench_util.c ctests/bench/bench.h include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CWARN) -O2 -Iinclude -o $@ ctests/bench/bench_ep.c ctests/bench/bench_util.c $(LDFLAGS_T) -lm
+
 # The stub provider (third-party dispatch) is named in a dat.conf by path.
+# Then the queue pairs (qp-bench, its table kept in $(QP_OUT)) and the
+# endpoint layer through the C API beside them (bench-ep).
 bench: lib $(BENCH_BIN) $(STUB_LIB)
 	$(BENCH_BIN) $(abspath $(STUB_LIB))
 	$(MAKE) qp-bench
+	$(MAKE) bench-ep
 
 # Latency, bandwidth, message and connection rates of the iWARP queue pairs
 # next to the same patterns over raw TCP sockets (src/bin/qp_bench.rs).
 qp-bench:
 	$(CARGO) build --release --bin qp_bench
-	target/release/qp_bench
+	@mkdir -p $(dir $(QP_OUT))
+	target/release/qp_bench > $(QP_OUT).tmp || { cat $(QP_OUT).tmp; rm -f $(QP_OUT).tmp; exit 1; }
+	mv -f $(QP_OUT).tmp $(QP_OUT)
+	@cat $(QP_OUT)
+
+# The endpoint layer through the DAT C API (two processes over loopback)
+# beside raw TCP, and beside the queue-pair figures of the last qp-bench
+# ($(QP_OUT)) when there are any (ctests/bench/bench_ep.c).
+bench-ep: lib $(BENCH_EP)
+	$(BENCH_EP) $(if $(wildcard $(QP_OUT)),--qp $(QP_OUT))
+
+# Example programs (examples/<name>/*.c, one program per file), linked
+# with -ldat like any application; the C tests in ctests/examples/ run them.
+EX_OUT  := $(BUILD)/examples
+EX_DIRS := $(wildcard examples/*/)
+EX_BIN  := $(foreach d,$(EX_DIRS),$(patsubst examples/%.c,$(EX_OUT)/%,$(wildcard $(d)*.c)))
+
+examples: $(EX_BIN)
+
+$(EX_OUT)/%: examples/%.c $(wildcard examples/*/*.h) include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CWARN) -O2 -g -Iinclude -o $@ $< $(LDFLAGS_T)
+
+$(EXT_BIN): $(EX_BIN)
 
 demo: lib
 	@mkdir -p $(BUILD)/demo
