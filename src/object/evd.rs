@@ -17,7 +17,10 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, Ia, IaState};
-use crate::object::{lock, lock_anyway, Cno, Ep, Object, EVD_DTO_FLAG, EVD_RMR_BIND_FLAG};
+use crate::object::{
+    lock, lock_anyway, Cno, Ep, Object, EVD_CONNECTION_FLAG, EVD_CR_FLAG, EVD_DTO_FLAG,
+    EVD_RMR_BIND_FLAG,
+};
 use crate::transport::verbs::Device;
 use crate::transport::verbs::{CompletionQueue, QpNum, Wc, WcOp, WcStatus};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
@@ -404,6 +407,12 @@ impl Evd {
                 cq.arm(false);
                 self.fill();
             } else {
+                if self.flags & (EVD_CONNECTION_FLAG | EVD_CR_FLAG) != 0 {
+                    // Connection events come from the engines: drive them
+                    // (the progress thread leaves queue pairs polled lately
+                    // to their pollers).
+                    self.ia.dev.progress();
+                }
                 let now = self.seq.load(Ordering::Acquire);
                 if seen == Some(now) {
                     return None;
