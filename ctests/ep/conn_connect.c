@@ -672,65 +672,6 @@ TEST(ECN_21_stale_ep_handle)
     local_close(&p);
 }
 
-/*
- * Backlog (ECN-22, PSC-12): the server makes a PSP whose CR EVD has qlen 1
- * and never dequeues; the client connects Q + 2 EPs at once (Q = the
- * queried qlen) with a 2 s timeout; at least one gets NON_PEER_REJECTED.
- */
-static void backlog_case(void)
-{
-    struct pair p;
-
-    REQUIRE(pair_start(&p) == 0);
-    if (p.server) {
-        DAT_EVD_HANDLE evd1;
-        DAT_EVD_PARAM ep_;
-        DAT_PSP_HANDLE psp;
-        DAT_CONN_QUAL q = 0;
-        REQUIRE(dat_evd_create(p.ia, 1, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &evd1) == DAT_SUCCESS);
-        memset(&ep_, 0, sizeof(ep_));
-        REQUIRE(dat_evd_query(evd1, DAT_EVD_FIELD_ALL, &ep_) == DAT_SUCCESS);
-        REQUIRE(dat_psp_create_any(p.ia, &q, evd1, DAT_PSP_CONSUMER_FLAG, &psp) == DAT_SUCCESS);
-        tell_u64(&p, q);
-        tell_u64(&p, (DAT_UINT64)ep_.evd_qlen);
-        HEAR(&p, 'z');
-    } else {
-        DAT_CONN_QUAL q = hear_u64(&p);
-        DAT_COUNT qlen = (DAT_COUNT)hear_u64(&p);
-        DAT_EP_HANDLE ep[40];
-        int n = qlen + 2, i, nonpeer = 0, got = 0;
-        if (qlen < 1 || n > 40) {
-            fprintf(stderr, "    CR EVD qlen %d\n", (int)qlen);
-            NOTE_SKIP("CR EVD queue length too large for this case");
-        } else {
-            for (i = 0; i < n; i++) {
-                ep[i] = mk_ep(&p);
-                REQUIRE(ep[i] != DAT_HANDLE_NULL);
-            }
-            for (i = 0; i < n; i++)
-                CHECK_OK(connect_to(&p, ep[i], q, 2 * US, NULL, 0));
-            for (i = 0; i < n; i++) {
-                DAT_EVENT ev;
-                if (wait_ev(p.conn_evd, &ev, WAIT_US) != DAT_SUCCESS)
-                    break;
-                got++;
-                if (ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED)
-                    nonpeer++;
-                else if (ev.event_number != DAT_CONNECTION_EVENT_TIMED_OUT &&
-                         ev.event_number != DAT_CONNECTION_EVENT_UNREACHABLE)
-                    FAILF("unexpected event %#x (%s)", (unsigned)ev.event_number,
-                          ev_name(ev.event_number));
-            }
-            if (got != n)
-                FAILF("%d of %d connects produced an event", got, n);
-            if (nonpeer < 1)
-                FAILF("qlen %d, %d requests: no NON_PEER_REJECTED", (int)qlen, n);
-        }
-        say(&p, 'z');
-    }
-    pair_finish(&p);
-}
-
 TEST(ECN_22_backlog_full_non_peer_rejected)
 {
     backlog_case();
