@@ -13,39 +13,6 @@
  */
 #include "conn_util.h"
 
-/* A kid that connects to our own IA address on q and reports. */
-static int kid_go(struct pair *p, struct kid *k, DAT_CONN_QUAL q, DAT_TIMEOUT tmo)
-{
-    struct kid_req rq = kid_req_for(p, q, tmo);
-    if (!kid_start(k, &rq)) {
-        FAILF("could not start a client process");
-        return 0;
-    }
-    return 1;
-}
-
-/* The kid's connection event must be `want`. */
-static void kid_expect(struct kid *k, DAT_EVENT_NUMBER want)
-{
-    struct kid_rep rep;
-    if (!kid_result(k, &rep, 30000)) {
-        FAILF("no report from the client process");
-        return;
-    }
-    if (!rep.setup_ok || rep.ret != DAT_SUCCESS || rep.ev != want)
-        FAILF("client process: setup %d, dat_ep_connect 0x%08x, event %#x (%s); want %#x (%s)",
-              rep.setup_ok, (unsigned)rep.ret, (unsigned)rep.ev, ev_name(rep.ev),
-              (unsigned)want, ev_name(want));
-}
-
-static DAT_EVD_HANDLE mk_cr_evd(DAT_IA_HANDLE ia, DAT_COUNT qlen)
-{
-    DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
-    if (dat_evd_create(ia, qlen, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &e) != DAT_SUCCESS)
-        return DAT_HANDLE_NULL;
-    return e;
-}
-
 /* ======================= §4.17 dat_psp_create ============================== */
 
 TEST(PSC_01_create_and_query)

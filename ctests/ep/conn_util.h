@@ -689,6 +689,75 @@ static inline void backlog_case(void)
     pair_finish(&p);
 }
 
+/*
+ * EDC-10 / CRH-05: EP1's request arrives on PSP A (the fixture's), the
+ * server hands it off to PSP B; after EP1 is connected, a dup of EP1 must
+ * arrive at B [M:dat_ep_dup_connect].
+ */
+static inline void dup_follows_handoff_case(void)
+{
+    struct pair p;
+    DAT_EP_HANDLE ep1;
+
+    REQUIRE(pair_start(&p) == 0);
+    if (p.server) {
+        DAT_EVD_HANDLE evd_b;
+        DAT_PSP_HANDLE psp_b;
+        DAT_CONN_QUAL qb = 0;
+        DAT_CR_HANDLE cr, cr2;
+        DAT_EVENT ev;
+        int where = 0;
+        double end;
+        REQUIRE(dat_evd_create(p.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &evd_b) == DAT_SUCCESS);
+        REQUIRE(dat_psp_create_any(p.ia, &qb, evd_b, DAT_PSP_CONSUMER_FLAG, &psp_b) ==
+                DAT_SUCCESS);
+        ep1 = mk_ep(&p);
+        REQUIRE(ep1 != DAT_HANDLE_NULL);
+        cr = WAIT_CR(p.cr_evd, NULL);
+        REQUIRE(cr != DAT_HANDLE_NULL);
+        CHECK_OK(dat_cr_handoff(cr, qb));
+        cr2 = WAIT_CR(evd_b, &ev);
+        REQUIRE(cr2 != DAT_HANDLE_NULL);
+        CHECK(ev.event_data.cr_arrival_event_data.conn_qual == qb);
+        CHECK_OK(dat_cr_accept(cr2, ep1, 0, NULL));
+        EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, ep1);
+        /* the dup */
+        end = ctest_now() + 10.0;
+        while (where == 0 && ctest_now() < end) {
+            DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
+            if (dat_evd_dequeue(evd_b, &ev) == DAT_SUCCESS)
+                where = 1, e = evd_b;
+            else if (dat_evd_dequeue(p.cr_evd, &ev) == DAT_SUCCESS)
+                where = 2, e = p.cr_evd;
+            else
+                ctest_sleep_ms(10);
+            if (e != DAT_HANDLE_NULL) {
+                DAT_EP_HANDLE ep2 = mk_ep(&p);
+                CHECK(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+                if (ep2 != DAT_HANDLE_NULL)
+                    CHECK_OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep2,
+                                           0, NULL));
+            }
+        }
+        tell_u64(&p, (DAT_UINT64)where);
+        HEAR(&p, 'z');
+    } else {
+        DAT_EP_HANDLE ep2;
+        DAT_UINT64 where;
+        REQUIRE(link_ep(&p, &ep1));
+        ep2 = mk_ep(&p);
+        REQUIRE(ep2 != DAT_HANDLE_NULL);
+        CHECK_OK(dat_ep_dup_connect(ep2, ep1, WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT));
+        EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, ep2);
+        where = hear_u64(&p);
+        if (where != 1)
+            FAILF("the dup request arrived at %s, want the SP on the handoff qualifier B",
+                  where == 2 ? "the original PSP A" : "no SP");
+        say(&p, 'z');
+    }
+    pair_finish(&p);
+}
+
 /* ---- kids: extra client processes ---------------------------------------------- */
 
 struct kid_req {
@@ -851,6 +920,39 @@ static inline int kid_main(int argc, char **argv)
     while (read(from, &c, 1) > 0) {
     }
     return 0;
+}
+
+/* A kid that connects to our own IA address on q and reports. */
+static inline int kid_go(struct pair *p, struct kid *k, DAT_CONN_QUAL q, DAT_TIMEOUT tmo)
+{
+    struct kid_req rq = kid_req_for(p, q, tmo);
+    if (!kid_start(k, &rq)) {
+        FAILF("could not start a client process");
+        return 0;
+    }
+    return 1;
+}
+
+/* The kid's connection event must be `want`. */
+static inline void kid_expect(struct kid *k, DAT_EVENT_NUMBER want)
+{
+    struct kid_rep rep;
+    if (!kid_result(k, &rep, 30000)) {
+        FAILF("no report from the client process");
+        return;
+    }
+    if (!rep.setup_ok || rep.ret != DAT_SUCCESS || rep.ev != want)
+        FAILF("client process: setup %d, dat_ep_connect 0x%08x, event %#x (%s); want %#x (%s)",
+              rep.setup_ok, (unsigned)rep.ret, (unsigned)rep.ev, ev_name(rep.ev),
+              (unsigned)want, ev_name(want));
+}
+
+static inline DAT_EVD_HANDLE mk_cr_evd(DAT_IA_HANDLE ia, DAT_COUNT qlen)
+{
+    DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
+    if (dat_evd_create(ia, qlen, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &e) != DAT_SUCCESS)
+        return DAT_HANDLE_NULL;
+    return e;
 }
 
 #define CONN_MAIN                                                              \
