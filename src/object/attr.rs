@@ -28,7 +28,7 @@ pub const PROVIDER_NAME: &str = "udapl-rs";
 
 /// Features of the DAT layer of this build, independent of the transport.
 /// Endpoints and SRQs arrive with the connection layer.
-const DAT_LAYER_SRQ: bool = false;
+const DAT_LAYER_SRQ: bool = true;
 
 /// Values of `DAT_IA_ATTR` (the name and address come from the IA).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,15 +141,15 @@ impl ProviderAttributes {
             completion_flags_supported: completion,
             max_private_data_size: count(c.max_private_data),
             supports_multipath: c.multipath,
-            ep_creator: PSP_CREATES_EP_NEVER,
+            ep_creator: PSP_CREATES_EP_IFASKED,
             pz_support: PZ_UNIQUE,
             optimal_buffer_alignment: c.buffer_alignment,
             evd_stream_merging_supported: true,
             srq_supported: c.srq && DAT_LAYER_SRQ,
             srq_watermarks_supported: 0,
             srq_ep_pz_difference_supported: false,
-            srq_info_supported: 0,
-            ep_recv_info_supported: 0,
+            srq_info_supported: 1,
+            ep_recv_info_supported: 1,
             lmr_sync_req: false,
             dto_async_return_guaranteed: false,
             rdma_write_for_rdma_read_req: false,

@@ -7,16 +7,19 @@
 //! CNO or reporting an overflow. Structural changes (CNO association, free)
 //! first take the IA lock, then the queue lock.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
+use crate::object::event::Credit;
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, Ia, IaState};
-use crate::object::{lock, lock_anyway, Cno, Object};
+use crate::object::{lock, lock_anyway, Cno, Ep, Object, EVD_DTO_FLAG, EVD_RMR_BIND_FLAG};
+use crate::transport::verbs::Device;
+use crate::transport::verbs::{CompletionQueue, QpNum, Wc, WcOp, WcStatus};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
 /// `DAT_EVD_SOFTWARE_FLAG`.
@@ -45,9 +48,40 @@ struct Queue {
     dead: bool,
     /// The async EVD overflowed: catastrophic, wait/dequeue fail.
     broken: bool,
-    /// EP completion streams that allow only threshold 1 (UNSIGNALLED or
-    /// SOLICITED_WAIT); maintained by the endpoint layer.
-    threshold_one_streams: usize,
+    /// Completion flags of the EP streams feeding the EVD, by (EP, recv).
+    stream_flags: HashMap<(Handle, bool), u32>,
+    /// Queue pairs whose completions land in the CQ: their EP and which
+    /// directions this EVD receives.
+    streams: HashMap<QpNum, Stream>,
+    /// Events that must come after the completions already in the CQ
+    /// (connection events, flushes made by the DAT layer).
+    deferred: VecDeque<Event>,
+    /// Bumped for every notification event queued.
+    notified: u64,
+}
+
+/// One queue pair feeding the EVD's CQ.
+struct Stream {
+    ep: Arc<Ep>,
+    recv: bool,
+    request: bool,
+    recv_depth: u32,
+    request_depth: u32,
+}
+
+const NO_WC: Wc = Wc {
+    wr_id: 0,
+    status: WcStatus::Success,
+    op: WcOp::Send,
+    byte_len: 0,
+    qp: 0,
+    solicited: false,
+};
+
+/// A stream that only allows waits with threshold 1 (§3.5).
+fn threshold_one(recv: bool, flags: u32) -> bool {
+    flags & crate::object::ep::COMPLETION_UNSIGNALLED != 0
+        || (recv && flags & crate::object::ep::COMPLETION_SOLICITED_WAIT != 0)
 }
 
 /// What `dat_evd_wait` returned.
@@ -84,6 +118,8 @@ pub struct Evd {
     /// spinning waiter reads it instead of taking the lock.
     seq: AtomicU64,
     waiters: Notifier,
+    /// The transport CQ of an EVD with DTO or RMR-bind flags.
+    cq: Option<Arc<dyn CompletionQueue>>,
 }
 
 fn invalid() -> DatError {
@@ -131,6 +167,16 @@ impl Evd {
         st.check_limit(HandleType::Evd, ia.limits.max_evds, Sub::ResourceTevd)?;
         let qlen = usize::try_from(qlen).map_err(|_| DatError::arg(2))?;
         let events = events_for(qlen)?;
+        let cq = if flags & (EVD_DTO_FLAG | EVD_RMR_BIND_FLAG) != 0 {
+            let depth = u32::try_from(qlen).unwrap_or(u32::MAX);
+            Some(
+                ia.dev
+                    .create_cq(depth)
+                    .map_err(|_| DatError::resources(Sub::ResourceTevd))?,
+            )
+        } else {
+            None
+        };
         let res = handle::reserve(ia.provider_word)?;
         let evd = Arc::new(Evd {
             handle: res.handle(),
@@ -145,11 +191,16 @@ impl Evd {
                 waiter: false,
                 dead: false,
                 broken: false,
-                threshold_one_streams: 0,
+                stream_flags: HashMap::new(),
+                streams: HashMap::new(),
+                deferred: VecDeque::new(),
+                notified: 0,
             }),
             seq: AtomicU64::new(0),
             waiters: Notifier::new(),
+            cq,
         });
+        evd.hook_cno(cno.is_some());
         if let Some(c) = &cno {
             st.add_use(c.handle);
             c.attach(&evd);
@@ -258,6 +309,9 @@ impl Evd {
         ev.evd = self.handle;
         // Capacity was reserved for qlen events: this never allocates.
         q.events.push_back(ev);
+        if notify {
+            q.notified = q.notified.wrapping_add(1);
+        }
         let mut wake = false;
         let mut trigger = None;
         if notify {
@@ -280,18 +334,28 @@ impl Evd {
 
     /// `dat_evd_dequeue`.
     pub fn dequeue(&self) -> Result<Event> {
-        let mut q = self.live_queue()?;
+        let q = self.live_queue()?;
         if q.broken {
             return Err(ia::invalid_state());
         }
         if q.waiter {
             return Err(DatError::state(Sub::EvdWaiter));
         }
-        q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))
+        drop(q);
+        self.fill();
+        let mut q = self.live_queue()?;
+        let ev = q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))?;
+        drop(q);
+        release(&ev);
+        Ok(ev)
     }
 
     /// `dat_evd_wait`: succeed once at least `threshold` events are queued.
-    /// `held` is the call's [`Held`], taken before the EVD was looked up.
+    /// Events already queued at entry count; after that only a
+    /// notification event ends the wait (rulings: notification). An EVD
+    /// with a CQ drives its queue pairs while it spins and sleeps on the
+    /// CQ's descriptor. `held` is the call's [`Held`], taken before the EVD
+    /// was looked up.
     pub fn wait(&self, timeout_us: u32, threshold: i32, held: &Held) -> Result<WaitOutcome> {
         let deadline = (timeout_us != TIMEOUT_INFINITE)
             .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
@@ -310,19 +374,42 @@ impl Evd {
             if q.waiter {
                 return Err(DatError::state(Sub::EvdWaiter));
             }
-            if threshold > 1 && q.threshold_one_streams > 0 {
+            if threshold > 1
+                && q.stream_flags
+                    .iter()
+                    .any(|(&(_, recv), &f)| threshold_one(recv, f))
+            {
                 return Err(DatError::state(Sub::EvdConfigThreshold));
             }
             q.waiter = true;
             threshold
         };
+        let cq = self.cq.as_ref();
+        if let Some(cq) = cq {
+            cq.waiting(true);
+        }
+        self.fill();
+        let (ready_at_entry, notified_at_entry) = {
+            let q = lock_anyway(&self.q);
+            (q.events.len() >= threshold, q.notified)
+        };
         let mut seen = None;
-        let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, held, || {
-            let now = self.seq.load(Ordering::Acquire);
-            if seen == Some(now) {
-                return None;
+        let sleep = Sleep {
+            deadline,
+            fd: cq.map(|c| c.wait_fd()),
+        };
+        let r = wait::wait(&self.waiters, sleep, held, || {
+            if let Some(cq) = cq {
+                self.fill();
+                cq.arm(false);
+                self.fill();
+            } else {
+                let now = self.seq.load(Ordering::Acquire);
+                if seen == Some(now) {
+                    return None;
+                }
+                seen = Some(now);
             }
-            seen = Some(now);
             let mut q = lock_anyway(&self.q);
             if q.dead {
                 return Some(Err(DatError::of(Type::Abort)));
@@ -333,18 +420,228 @@ impl Evd {
             if !q.waitable {
                 return Some(Err(DatError::state(Sub::EvdUnwaitable)));
             }
-            if q.events.len() >= threshold {
+            if q.events.len() >= threshold && (ready_at_entry || q.notified != notified_at_entry) {
                 let ev = q.events.pop_front()?;
                 return Some(Ok(WaitOutcome::Event(ev, q.events.len())));
             }
             None
         });
+        if let Some(cq) = cq {
+            cq.waiting(false);
+        }
         let mut q = lock_anyway(&self.q);
         q.waiter = false;
-        match r {
+        let out = match r {
             Ok(outcome) => outcome,
             Err(Wake::TimedOut) => Ok(WaitOutcome::Timeout(q.events.len())),
             Err(Wake::Interrupted) => Err(DatError::of(Type::InterruptedCall)),
+        };
+        drop(q);
+        if let Ok(WaitOutcome::Event(ev, _)) = &out {
+            release(ev);
+        }
+        out
+    }
+
+    // ─────────────────────────── completion streams ───────────────────────────
+
+    /// The transport CQ (EVDs with DTO or RMR-bind flags).
+    pub fn cq(&self) -> Option<Arc<dyn CompletionQueue>> {
+        self.cq.clone()
+    }
+
+    /// Moves completions from the CQ into the event queue (as many as fit),
+    /// then the deferred events once the CQ is empty. Runs the transport's
+    /// engines (no thread hop); called with no lock held.
+    pub(crate) fn fill(&self) {
+        let Some(cq) = &self.cq else {
+            return;
+        };
+        let mut wcs = [NO_WC; 16];
+        loop {
+            let room = {
+                let q = lock_anyway(&self.q);
+                if q.dead {
+                    return;
+                }
+                q.qlen.saturating_sub(q.events.len()).min(wcs.len())
+            };
+            let n = if room == 0 {
+                0
+            } else {
+                cq.poll(&mut wcs[..room])
+            };
+            let mut q = lock_anyway(&self.q);
+            let mut notified = false;
+            for wc in &wcs[..n] {
+                let Some(s) = q.streams.get(&wc.qp) else {
+                    continue;
+                };
+                let recv = wc.op == WcOp::Recv;
+                if (recv && !s.recv) || (!recv && !s.request) {
+                    continue;
+                }
+                let ep = s.ep.clone();
+                if let Some((mut ev, notify)) = ep.translate(wc, recv) {
+                    ev.evd = self.handle;
+                    if q.events.len() < q.qlen {
+                        q.events.push_back(ev);
+                        if notify {
+                            q.notified = q.notified.wrapping_add(1);
+                            notified = true;
+                        }
+                    }
+                }
+            }
+            let more = room > 0 && n == room;
+            if !more {
+                while q.events.len() < q.qlen {
+                    let Some(mut ev) = q.deferred.pop_front() else {
+                        break;
+                    };
+                    ev.evd = self.handle;
+                    q.events.push_back(ev);
+                    q.notified = q.notified.wrapping_add(1);
+                    notified = true;
+                }
+            }
+            if notified {
+                self.changed();
+            }
+            drop(q);
+            if !more {
+                break;
+            }
+        }
+    }
+
+    /// Queues a provider event behind the completions already in the CQ
+    /// (§3.4: completions before the DISCONNECTED event); without a CQ it
+    /// is queued at once.
+    pub(crate) fn post_after_completions(&self, ev: Event, notify: bool) {
+        if self.cq.is_none() {
+            self.post_provider_event(ev, notify);
+            return;
+        }
+        let Ok(mut q) = self.live_queue() else {
+            return;
+        };
+        q.deferred.push_back(ev);
+        let wake = q.waiter;
+        let cno = if !wake && q.enabled {
+            q.cno.clone()
+        } else {
+            None
+        };
+        self.changed();
+        drop(q);
+        if wake {
+            self.waiters.notify();
+        }
+        if let Some(c) = cno {
+            c.trigger(self.handle);
+        }
+    }
+
+    /// A queue pair of `ep` feeds the CQ (one direction per call).
+    pub(crate) fn attach(&self, qp: QpNum, ep: &Arc<Ep>, recv: bool, depth: u32) {
+        let total = {
+            let mut q = lock_anyway(&self.q);
+            let s = q.streams.entry(qp).or_insert_with(|| Stream {
+                ep: ep.clone(),
+                recv: false,
+                request: false,
+                recv_depth: 0,
+                request_depth: 0,
+            });
+            if recv {
+                s.recv = true;
+                s.recv_depth = depth;
+            } else {
+                s.request = true;
+                s.request_depth = depth;
+            }
+            let extra: u64 = q
+                .streams
+                .values()
+                .map(|s| u64::from(s.recv_depth) + u64::from(s.request_depth))
+                .sum();
+            extra + q.qlen as u64
+        };
+        // Every completion in the CQ holds one of its EP's slots: a CQ as
+        // deep as all slots (plus the EVD) never overruns.
+        if let Some(cq) = &self.cq {
+            let want = u32::try_from(total).unwrap_or(u32::MAX);
+            if cq.depth() < want {
+                let _ = cq.resize(want);
+            }
+        }
+    }
+
+    /// The queue pair no longer feeds this EVD; its later completions are dropped.
+    pub(crate) fn detach(&self, qp: QpNum) {
+        lock_anyway(&self.q).streams.remove(&qp);
+    }
+
+    /// Room for one more event (a connection request is refused otherwise).
+    pub(crate) fn has_room(&self) -> bool {
+        self.live_queue()
+            .is_ok_and(|q| q.events.len() + q.deferred.len() < q.qlen)
+    }
+
+    /// Records the completion flags of an EP stream feeding this EVD.
+    pub(crate) fn set_stream_flags(&self, ep: Handle, recv: bool, flags: u32) {
+        lock_anyway(&self.q).stream_flags.insert((ep, recv), flags);
+    }
+
+    /// Forgets an EP stream.
+    pub(crate) fn clear_stream_flags(&self, ep: Handle, recv: bool) {
+        lock_anyway(&self.q).stream_flags.remove(&(ep, recv));
+    }
+
+    /// Whether a new stream with `flags` may join (only violations that
+    /// involve an UNSIGNALLED receive stream are refused, §3.5).
+    pub(crate) fn sharing_ok(&self, flags: u32, recv: bool) -> bool {
+        let unsig = |f: u32| f & crate::object::ep::COMPLETION_UNSIGNALLED != 0;
+        let q = lock_anyway(&self.q);
+        q.stream_flags.iter().all(|(&(_, r), &f)| {
+            !(recv && unsig(flags) && !unsig(f)) && !(r && unsig(f) && !unsig(flags))
+        })
+    }
+
+    /// With a CNO attached, the CQ's notifications trigger it (nobody may
+    /// be polling the CQ).
+    fn hook_cno(self: &Arc<Self>, attached: bool) {
+        let Some(cq) = &self.cq else {
+            return;
+        };
+        if !attached {
+            cq.on_notify(None);
+            return;
+        }
+        let me = Arc::downgrade(self);
+        cq.on_notify(Some(Arc::new(move || {
+            if let Some(evd) = me.upgrade() {
+                evd.cq_notified();
+            }
+        })));
+        cq.arm(false);
+    }
+
+    fn cq_notified(&self) {
+        let cno = {
+            let q = lock_anyway(&self.q);
+            if q.dead || q.waiter || !q.enabled {
+                None
+            } else {
+                q.cno.clone()
+            }
+        };
+        if let Some(cq) = &self.cq {
+            cq.arm(false);
+        }
+        if let Some(c) = cno {
+            c.trigger(self.handle);
         }
     }
 
@@ -422,6 +719,7 @@ impl Evd {
             st.add_use(n.handle);
             n.attach(self);
         }
+        self.hook_cno(new.is_some());
         Ok(())
     }
 
@@ -454,6 +752,8 @@ impl Evd {
             let mut q = lock_anyway(&self.q);
             q.dead = true;
             q.events.clear();
+            q.deferred.clear();
+            q.streams.clear();
             self.changed();
             q.cno.take()
         };
@@ -461,13 +761,16 @@ impl Evd {
         if let Some(c) = cno {
             c.detach(self);
         }
+        if let Some(cq) = &self.cq {
+            cq.on_notify(None);
+        }
     }
 
     /// True if an arriving event would notify the CNO now and one is queued
     /// (used by `dat_cno_wait` at entry: a pending event counts as a trigger).
     pub(crate) fn has_notifiable_event(&self) -> bool {
         let q = lock_anyway(&self.q);
-        !q.dead && q.enabled && !q.waiter && !q.events.is_empty()
+        !q.dead && q.enabled && !q.waiter && !(q.events.is_empty() && q.deferred.is_empty())
     }
 
     /// Leaves the queue lock poisoned, as a panic inside an EVD call would.
@@ -482,15 +785,23 @@ impl Evd {
                 .join();
         });
     }
+}
 
-    /// Adds or removes an EP completion stream that restricts waits to threshold 1.
-    pub fn set_threshold_one_stream(&self, add: bool) {
-        let mut q = lock_anyway(&self.q);
-        if add {
-            q.threshold_one_streams += 1;
-        } else {
-            q.threshold_one_streams = q.threshold_one_streams.saturating_sub(1);
+/// Gives back the DTO slot a dequeued event held.
+fn release(ev: &Event) {
+    let (h, recv) = match ev.credit {
+        Credit::None => return,
+        Credit::Request(h) => (h, false),
+        Credit::Recv(h) => (h, true),
+        Credit::Srq(h) => {
+            if let Some(s) = handle::get::<crate::object::srq::Srq>(h.addr()) {
+                s.release();
+            }
+            return;
         }
+    };
+    if let Some(ep) = handle::get::<Ep>(h.addr()) {
+        ep.release(recv);
     }
 }
 

@@ -11,8 +11,20 @@ pub const RMR_BIND_COMPLETION: u32 = 0x01001;
 pub const CONNECTION_REQUEST: u32 = 0x02001;
 /// `DAT_CONNECTION_EVENT_ESTABLISHED` … `_UNREACHABLE` are 0x04001 … 0x04008.
 pub const CONNECTION_ESTABLISHED: u32 = 0x04001;
+/// `DAT_CONNECTION_EVENT_PEER_REJECTED`.
+pub const CONNECTION_PEER_REJECTED: u32 = 0x04002;
+/// `DAT_CONNECTION_EVENT_NON_PEER_REJECTED`.
+pub const CONNECTION_NON_PEER_REJECTED: u32 = 0x04003;
+/// `DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR`.
+pub const CONNECTION_ACCEPT_COMPLETION_ERROR: u32 = 0x04004;
+/// `DAT_CONNECTION_EVENT_DISCONNECTED`.
+pub const CONNECTION_DISCONNECTED: u32 = 0x04005;
 /// `DAT_CONNECTION_EVENT_BROKEN`.
 pub const CONNECTION_BROKEN: u32 = 0x04006;
+/// `DAT_CONNECTION_EVENT_TIMED_OUT`.
+pub const CONNECTION_TIMED_OUT: u32 = 0x04007;
+/// `DAT_CONNECTION_EVENT_UNREACHABLE`.
+pub const CONNECTION_UNREACHABLE: u32 = 0x04008;
 /// `DAT_ASYNC_ERROR_EVD_OVERFLOW`.
 pub const ASYNC_EVD_OVERFLOW: u32 = 0x08001;
 /// `DAT_ASYNC_ERROR_IA_CATASTROPHIC`.
@@ -60,6 +72,21 @@ pub enum EventData {
     AsyncError { handle: Handle, reason: i32 },
 }
 
+/// A DTO slot an event holds until it is dequeued (semantics-ep.md §3.6:
+/// a DTO counts against the endpoint's queue depth until its completion
+/// has been dequeued).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Credit {
+    #[default]
+    None,
+    /// A request DTO (or RMR bind) of the endpoint.
+    Request(Handle),
+    /// A receive of the endpoint.
+    Recv(Handle),
+    /// A receive taken from the SRQ.
+    Srq(Handle),
+}
+
 /// One queued event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
@@ -69,6 +96,8 @@ pub struct Event {
     pub evd: Handle,
     /// The event data.
     pub data: EventData,
+    /// Released when the event is dequeued.
+    pub credit: Credit,
 }
 
 impl Event {
@@ -78,6 +107,17 @@ impl Event {
             number: SOFTWARE,
             evd: Handle::NULL,
             data: EventData::Software { pointer },
+            credit: Credit::None,
+        }
+    }
+
+    /// A provider event with no DTO slot.
+    pub fn new(number: u32, data: EventData) -> Event {
+        Event {
+            number,
+            evd: Handle::NULL,
+            data,
+            credit: Credit::None,
         }
     }
 }

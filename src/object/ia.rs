@@ -18,6 +18,7 @@ use crate::keys::KeyTable;
 use crate::object::attr::{IaAttributes, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
 use crate::object::{lock, lock_anyway, AgentInvoker, Cno, Evd, Object, EVD_ASYNC_FLAG};
+use crate::transport::iwarp::device::IwarpDevice;
 use crate::transport::{self, DeviceConfig};
 
 /// Capacity limits reported by `dat_ia_query` and enforced by the creators.
@@ -180,8 +181,8 @@ pub struct Ia {
     pub address: SocketAddr,
     /// `struct sockaddr_in`/`sockaddr_in6` bytes of [`Ia::address`], Linux layout.
     pub sockaddr: Box<transport::SockAddrStorage>,
-    /// Memory contexts of this IA's LMRs and RMRs.
-    pub keys: KeyTable,
+    /// The opened device (its key table holds the LMR and RMR contexts).
+    pub dev: Arc<IwarpDevice>,
     state: Mutex<IaState>,
     /// The async EVD (leaf lock: cloned out, then posted to).
     async_evd: Mutex<AsyncEvd>,
@@ -216,6 +217,7 @@ impl Ia {
         };
         let address = transport::resolve_address(&p.device)?;
         let sockaddr = Box::new(transport::SockAddrStorage::from(address));
+        let dev = IwarpDevice::open_with(address.ip(), *caps, p.device.options);
         let res = handle::reserve(p.provider_word)?;
         let ia = Arc::new(Ia {
             handle: res.handle(),
@@ -231,7 +233,7 @@ impl Ia {
             device: p.device,
             address,
             sockaddr,
-            keys: KeyTable::new(),
+            dev,
             state: Mutex::new(IaState {
                 closed: false,
                 objects: HashMap::new(),
@@ -260,6 +262,11 @@ impl Ia {
         res.publish(ia.clone());
         tracing::debug!(ia = ia.handle.addr(), name = %ia.name, "IA opened");
         Ok(ia)
+    }
+
+    /// Memory contexts of this IA's LMRs and RMRs (the device's keys).
+    pub fn keys(&self) -> &KeyTable {
+        self.dev.keys()
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, IaState> {
@@ -298,14 +305,13 @@ impl Ia {
     /// the leaf async-EVD lock, then that EVD's queue lock.
     pub fn post_async(&self, number: u32, about: Handle, reason: i32) {
         if let Some(evd) = self.async_target() {
-            let ev = Event {
+            let ev = Event::new(
                 number,
-                evd: Handle::NULL,
-                data: EventData::AsyncError {
+                EventData::AsyncError {
                     handle: about,
                     reason,
                 },
-            };
+            );
             evd.post_async_event(ev);
         }
     }
@@ -344,10 +350,24 @@ impl Ia {
                 Object::Lmr(l) => l.release_keys(),
                 Object::Rmr(r) => r.release_keys(),
                 Object::Pz(_) => {}
+                Object::Ep(e) => e.destroy(),
+                Object::Psp(p) => p.sp.destroy(),
+                Object::Rsp(r) => r.sp.destroy(),
+                Object::Cr(c) => c.destroy(),
+                Object::Srq(_) => {}
             }
         }
         tracing::debug!(ia = self.handle.addr(), graceful, "IA closed");
         Ok(())
+    }
+
+    /// The live LMR whose `lmr_context` is `ctx`.
+    pub(crate) fn lmr_of_context(&self, ctx: u32) -> Option<Arc<crate::object::Lmr>> {
+        let st = self.state();
+        st.objects.values().find_map(|o| match o {
+            Object::Lmr(l) if l.lmr_context == ctx => Some(l.clone()),
+            _ => None,
+        })
     }
 
     /// Creates a CNO.
@@ -364,7 +384,7 @@ impl Ia {
             if len == 0 {
                 continue;
             }
-            self.keys
+            self.keys()
                 .check_local(ctx, va, len, crate::keys::Rights::NONE, None)
                 .map_err(|_| DatError::arg(2))?;
         }

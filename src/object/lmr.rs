@@ -157,17 +157,17 @@ impl Lmr {
         let privileges = req.privileges & !PRIV_RO_DISABLE;
         let rights = rights_of(privileges);
         let (address, size) = (registration.address, registration.size);
-        let (key_index, lmr_context) = ia.keys.register(KeyRegion {
+        let (key_index, lmr_context) = ia.keys().register(KeyRegion {
             addr: address,
             len: size,
             rights,
             pz: pz.key_id(),
         })?;
         let rmr_context = if rights.is_remote() {
-            match ia.keys.grant_remote(key_index, address, size, rights) {
+            match ia.keys().grant_remote(key_index, address, size, rights) {
                 Ok(k) => k,
                 Err(e) => {
-                    ia.keys.deregister(key_index);
+                    ia.keys().deregister(key_index);
                     return Err(e);
                 }
             }
@@ -177,7 +177,7 @@ impl Lmr {
         let res = match handle::reserve(ia.provider_word) {
             Ok(r) => r,
             Err(e) => {
-                ia.keys.deregister(key_index);
+                ia.keys().deregister(key_index);
                 return Err(e);
             }
         };
@@ -213,7 +213,7 @@ impl Lmr {
 
     /// Invalidates both contexts.
     pub(crate) fn release_keys(&self) {
-        self.ia.keys.deregister(self.key_index);
+        self.ia.keys().deregister(self.key_index);
     }
 
     /// `dat_lmr_free`: refused while an RMR is bound to the LMR. Both

@@ -25,27 +25,33 @@
 
 pub mod attr;
 pub mod cno;
+pub mod ep;
 pub mod evd;
 pub mod event;
 pub mod ia;
 pub mod lmr;
 pub mod pz;
 pub mod rmr;
+pub mod sp;
+pub mod srq;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use attr::{IaAttributes, ProviderAttributes};
 pub use cno::{Agent, AgentInvoker, Cno, CnoWake};
+pub use ep::Ep;
 pub use evd::{Evd, EvdParams, WaitOutcome, EVD_ASYNC_FLAG, EVD_SOFTWARE_FLAG};
 pub use event::{Event, EventData};
 pub use ia::{AsyncRequest, Ia, Limits, OpenParams};
 pub use lmr::{Lmr, LmrRequest, Region};
 pub use pz::Pz;
 pub use rmr::{Rmr, RmrParams};
+pub use sp::{Cr, Psp, Rsp, Sp};
+pub use srq::Srq;
 
 use std::sync::Arc;
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, HandleType, Kind, Ref};
 
 impl Kind for Ia {
@@ -75,6 +81,11 @@ pub(crate) enum Object {
     Cno(Arc<Cno>),
     Lmr(Arc<Lmr>),
     Rmr(Arc<Rmr>),
+    Ep(Arc<Ep>),
+    Psp(Arc<Psp>),
+    Rsp(Arc<Rsp>),
+    Cr(Arc<Cr>),
+    Srq(Arc<Srq>),
 }
 
 impl Object {
@@ -86,6 +97,11 @@ impl Object {
             Object::Cno(_) => HandleType::Cno,
             Object::Lmr(_) => HandleType::Lmr,
             Object::Rmr(_) => HandleType::Rmr,
+            Object::Ep(_) => HandleType::Ep,
+            Object::Psp(_) => HandleType::Psp,
+            Object::Rsp(_) => HandleType::Rsp,
+            Object::Cr(_) => HandleType::Cr,
+            Object::Srq(_) => HandleType::Srq,
         }
     }
 
@@ -97,23 +113,16 @@ impl Object {
             Object::Cno(o) => handle::retire::<Cno>(o.handle),
             Object::Lmr(o) => handle::retire::<Lmr>(o.handle),
             Object::Rmr(o) => handle::retire::<Rmr>(o.handle),
+            Object::Ep(o) => handle::retire::<Ep>(o.handle),
+            Object::Psp(o) => handle::retire::<Psp>(o.sp.handle),
+            Object::Rsp(o) => handle::retire::<Rsp>(o.sp.handle),
+            Object::Cr(o) => handle::retire::<Cr>(o.handle),
+            Object::Srq(o) => handle::retire::<Srq>(o.handle),
         }
     }
 }
 
 pub(crate) use crate::sync::{lock, lock_anyway};
-
-/// Endpoints, service points, connection requests and SRQs arrive with the
-/// connection layer; until then no handle of those types is live, so every
-/// such handle is `DAT_INVALID_HANDLE` with the type's subtype.
-pub fn absent(sub: Sub) -> Result<()> {
-    Err(DatError::handle(sub))
-}
-
-/// Creating connection-layer objects is not available yet in this build.
-pub fn connection_layer_pending() -> Result<()> {
-    Err(DatError::of(Type::NotImplemented))
-}
 
 /// `DAT_EVD_CR_FLAG`, `DAT_EVD_DTO_FLAG`, `DAT_EVD_CONNECTION_FLAG`,
 /// `DAT_EVD_RMR_BIND_FLAG`.

@@ -6,6 +6,8 @@ use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::Ia;
 use crate::object::Object;
+use crate::transport::verbs::Device;
+use crate::transport::verbs::PdId;
 
 /// A Protection Zone. Its users (LMRs, RMRs, EPs, SRQs) are counted in the IA state.
 #[repr(align(16))] // a handle tags its pointer in the low four bits
@@ -14,6 +16,8 @@ pub struct Pz {
     pub handle: Handle,
     /// Its IA.
     pub ia: Arc<Ia>,
+    /// The device's protection domain.
+    pd: PdId,
 }
 
 impl Pz {
@@ -25,10 +29,21 @@ impl Pz {
             ia.limits.max_pzs,
             Sub::ResourceProtectionDomain,
         )?;
-        let res = handle::reserve(ia.provider_word)?;
+        let pd = ia
+            .dev
+            .alloc_pd()
+            .map_err(|_| DatError::resources(Sub::ResourceProtectionDomain))?;
+        let res = match handle::reserve(ia.provider_word) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = ia.dev.dealloc_pd(pd);
+                return Err(e);
+            }
+        };
         let pz = Arc::new(Pz {
             handle: res.handle(),
             ia: ia.clone(),
+            pd,
         });
         st.insert(pz.handle, Object::Pz(pz.clone()));
         res.publish(pz.clone());
@@ -37,7 +52,7 @@ impl Pz {
 
     /// The zone's identity in memory keys (never 0).
     pub fn key_id(&self) -> u64 {
-        self.handle.addr() as u64
+        self.pd.0
     }
 
     /// `dat_pz_free`: refused while any LMR, RMR, EP or SRQ uses the PZ.
@@ -46,7 +61,9 @@ impl Pz {
         if st.users(self.handle) > 0 {
             return Err(DatError::state(Sub::PzInUse));
         }
-        st.remove(self.handle, Sub::HandlePz)
+        st.remove(self.handle, Sub::HandlePz)?;
+        let _ = self.ia.dev.dealloc_pd(self.pd);
+        Ok(())
     }
 }
 

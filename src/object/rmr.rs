@@ -5,10 +5,15 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::error::Type;
 use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Ref};
+use crate::object::ia;
 use crate::object::ia::Ia;
+use crate::object::lmr::{PRIV_LOCAL_WRITE, PRIV_REMOTE_READ, PRIV_REMOTE_WRITE};
 use crate::object::{lock, lock_anyway, Lmr, Object, Pz};
+use crate::transport::verbs::Device;
+use crate::transport::verbs::{Access, PdId, WindowId};
 
 /// A current binding of an RMR.
 #[derive(Clone)]
@@ -40,6 +45,8 @@ pub struct Rmr {
     pub ia: Arc<Ia>,
     pub pz: Arc<Pz>,
     binding: Mutex<Option<Binding>>,
+    /// A bind posted and not yet completed.
+    pending: Mutex<Option<Option<Binding>>>,
     /// Index of its entry in the IA's key table.
     key_index: u32,
 }
@@ -57,11 +64,15 @@ impl Rmr {
             ia.limits.max_rmrs,
             Sub::ResourceMemoryRegion,
         )?;
-        let key_index = ia.keys.reserve_window(pz.key_id())?;
+        let window = ia
+            .dev
+            .alloc_window(PdId(pz.key_id()))
+            .map_err(|_| DatError::resources(Sub::ResourceMemoryRegion))?;
+        let key_index = u32::try_from(window.0).unwrap_or(0);
         let res = match handle::reserve(ia.provider_word) {
             Ok(r) => r,
             Err(e) => {
-                ia.keys.deregister(key_index);
+                let _ = ia.dev.dealloc_window(window);
                 return Err(e);
             }
         };
@@ -70,6 +81,7 @@ impl Rmr {
             ia: ia.clone(),
             pz: pz.clone(),
             binding: Mutex::new(None),
+            pending: Mutex::new(None),
             key_index,
         });
         st.add_use(pz.handle);
@@ -98,7 +110,95 @@ impl Rmr {
 
     /// Invalidates its key-table entry.
     pub(crate) fn release_keys(&self) {
-        self.ia.keys.deregister(self.key_index);
+        let _ = self.ia.dev.dealloc_window(self.window());
+    }
+
+    /// The device's memory window.
+    pub(crate) fn window(&self) -> WindowId {
+        WindowId(u64::from(self.key_index))
+    }
+
+    /// `dat_rmr_bind`: a bind (or, with a zero length, an unbind) posted on
+    /// `ep`'s send queue; the new context works once its completion is
+    /// reported. The LMR in use is counted from the post.
+    pub fn bind(
+        &self,
+        seg: crate::object::ep::Segment,
+        mem_priv: u32,
+        ep: &crate::object::Ep,
+        cookie: u64,
+        flags: u32,
+    ) -> Result<u32> {
+        ia::same_ia(&ep.ia, &self.ia, Sub::HandleEp)?;
+        let unbind = seg.len == 0;
+        let (lmr, access) = if unbind {
+            (None, Access::NONE)
+        } else {
+            let lmr = self
+                .ia
+                .lmr_of_context(seg.lmr_context)
+                .ok_or(DatError::arg(2))?;
+            if !lmr.contains(seg.addr, seg.len) {
+                return Err(DatError::arg(2));
+            }
+            let mut access = Access::NONE;
+            if mem_priv & PRIV_REMOTE_READ != 0 {
+                access = access.union(Access::REMOTE_READ);
+            }
+            if mem_priv & PRIV_REMOTE_WRITE != 0 {
+                access = access.union(Access::REMOTE_WRITE);
+                if lmr.privileges & PRIV_LOCAL_WRITE == 0 {
+                    return Err(DatError::of(Type::PrivilegesViolation));
+                }
+            }
+            if lmr.pz.handle != self.pz.handle {
+                return Err(DatError::of(Type::ProtectionViolation));
+            }
+            (Some(lmr), access)
+        };
+        let key = ep.post_bind(self, seg, access, cookie, flags)?;
+        let next = lmr.map(|lmr| Binding {
+            lmr_context: seg.lmr_context,
+            virtual_address: seg.addr,
+            length: seg.len,
+            privileges: mem_priv & (PRIV_REMOTE_READ | PRIV_REMOTE_WRITE),
+            rmr_context: key,
+            lmr,
+        });
+        // The new binding holds its LMR from now on; the old one lets go
+        // when the bind completes.
+        let mut st = self.ia.state();
+        if let Some(b) = &next {
+            st.add_use(b.lmr.handle);
+        }
+        drop(st);
+        if key == 0 && !unbind {
+            // Flushed at once (disconnected EP): nothing changes.
+            if let Some(b) = &next {
+                self.ia.state().drop_use(b.lmr.handle);
+            }
+            return Ok(0);
+        }
+        let replaced = lock_anyway(&self.pending).replace(next);
+        if let Some(Some(b)) = replaced {
+            self.ia.state().drop_use(b.lmr.handle);
+        }
+        Ok(key)
+    }
+
+    /// The bind posted last completed (`ok`: it took effect).
+    pub(crate) fn bind_completed(&self, ok: bool) {
+        let Some(next) = lock_anyway(&self.pending).take() else {
+            return;
+        };
+        let old = if ok {
+            std::mem::replace(&mut *lock_anyway(&self.binding), next)
+        } else {
+            next
+        };
+        if let Some(b) = old {
+            self.ia.state().drop_use(b.lmr.handle);
+        }
     }
 
     /// `dat_rmr_free`: unbinds implicitly (no completion event), releasing
@@ -108,6 +208,9 @@ impl Rmr {
         st.remove(self.handle, Sub::HandleRmr)?;
         let old = lock_anyway(&self.binding).take();
         if let Some(b) = old {
+            st.drop_use(b.lmr.handle);
+        }
+        if let Some(Some(b)) = lock_anyway(&self.pending).take() {
             st.drop_use(b.lmr.handle);
         }
         st.drop_use(self.pz.handle);

@@ -315,8 +315,11 @@ pub enum CmEvent<'a> {
     Established { private_data: &'a [u8] },
     /// On a queue pair: the peer rejected the request.
     Rejected { private_data: &'a [u8] },
-    /// On a queue pair: no one listens there, or the address is unreachable.
+    /// On a queue pair: the address is unreachable (no route, no answer).
     Unreachable,
+    /// On a queue pair: the peer host refused the connection (nothing
+    /// listens on that port).
+    Refused,
     /// On a queue pair: the exchange did not finish in time.
     TimedOut,
     /// On a queue pair: accepting failed (the peer went away meanwhile).

@@ -95,7 +95,7 @@ impl CmHandler for Rec {
             }),
             CmEvent::Established { private_data } => Got::Established(private_data.to_vec()),
             CmEvent::Rejected { private_data } => Got::Rejected(private_data.to_vec()),
-            CmEvent::Unreachable => Got::Unreachable,
+            CmEvent::Unreachable | CmEvent::Refused => Got::Unreachable,
             CmEvent::TimedOut => Got::TimedOut,
             CmEvent::AcceptFailed => Got::AcceptFailed,
             CmEvent::Disconnected => Got::Disconnected,

@@ -1,15 +1,17 @@
 //! Connection request entry points: query, accept, reject and hand-off of
-//! the requests a service point delivers.
-//!
-//! Handles of third-party providers are dispatched to them. This library
-//! delivers no connection requests of its own while the connection layer is
-//! not in this build, so every other handle is `DAT_INVALID_HANDLE` (CR).
+//! the requests a service point delivers. Conversion only: the behaviour
+//! is in `udapl::object::sp`.
 
-use udapl::error::Sub;
-use udapl::object::absent;
+use udapl::error::{DatError, Sub};
+use udapl::handle::Handle;
+use udapl::object::sp;
 
-use crate::boundary::entry;
+use crate::api::ep::read_private_data;
+use crate::boundary::{entry, out};
 use crate::types::*;
+
+/// `DAT_CR_FIELD_ALL`.
+const CR_FIELD_ALL: u32 = 0x1f;
 
 /// Returns connection request parameters.
 ///
@@ -17,7 +19,7 @@ use crate::types::*;
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_query(
     cr_handle: DAT_CR_HANDLE,
@@ -29,19 +31,31 @@ pub unsafe extern "C" fn dat_cr_query(
         Sub::HandleCr,
         cr_query_func(cr_handle, cr_param_mask, cr_param),
         {
-            let _ = (cr_param_mask, cr_param);
-            absent(Sub::HandleCr)
+            let cr = sp::lookup_cr(cr_handle as usize)?;
+            if cr_param_mask & !CR_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            let slot = out(cr_param, 3)?;
+            let p = cr.params();
+            slot.set(DAT_CR_PARAM {
+                remote_ia_address_ptr: p.remote_addr as DAT_IA_ADDRESS_PTR,
+                remote_port_qual: p.remote_port,
+                private_data_size: p.private_data_size,
+                private_data: p.private_data as DAT_PVOID,
+                local_ep_handle: p.local_ep.addr() as DAT_EP_HANDLE,
+            });
+            Ok(())
         }
     )
 }
 
-/// Accepts a connection request.
+/// Accepts a connection request on an endpoint.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (CR, EP), `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_accept(
     cr_handle: DAT_CR_HANDLE,
@@ -54,33 +68,35 @@ pub unsafe extern "C" fn dat_cr_accept(
         Sub::HandleCr,
         cr_accept_func(cr_handle, ep_handle, private_data_size, private_data),
         {
-            let _ = (ep_handle, private_data_size, private_data);
-            absent(Sub::HandleCr)
+            let cr = sp::lookup_cr(cr_handle as usize)?;
+            let max = cr.ia.provider_attributes.max_private_data_size;
+            let (pd, n) = read_private_data(private_data_size, private_data, max, 3, 4)?;
+            cr.accept(Handle::from_addr(ep_handle as usize), &pd[..n])
         }
     )
 }
 
-/// Rejects a connection request.
+/// Rejects a connection request (the peer sees `PEER_REJECTED`).
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_reject(cr_handle: DAT_CR_HANDLE) -> DAT_RETURN {
     entry!(cr_handle, Sub::HandleCr, cr_reject_func(cr_handle), {
-        absent(Sub::HandleCr)
+        sp::lookup_cr(cr_handle as usize)?.reject()
     })
 }
 
-/// Hands a connection request to another service point.
+/// Hands a connection request to the service point on another qualifier.
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_handoff(
     cr_handle: DAT_CR_HANDLE,
@@ -90,9 +106,6 @@ pub unsafe extern "C" fn dat_cr_handoff(
         cr_handle,
         Sub::HandleCr,
         cr_handoff_func(cr_handle, handoff),
-        {
-            let _ = (handoff,);
-            absent(Sub::HandleCr)
-        }
+        { sp::lookup_cr(cr_handle as usize)?.handoff(handoff) }
     )
 }

@@ -1,20 +1,236 @@
 //! Endpoint entry points: creation (with or without an SRQ), query and
 //! modify, connection setup and teardown, posting of data transfers,
-//! status, reset and free.
-//!
-//! Handles of third-party providers are dispatched to them. For this
-//! library's own objects the connection layer is not in this build yet: the
-//! creators validate their IA and return `DAT_NOT_IMPLEMENTED`, and since no
-//! such object of ours can exist, every other handle is
-//! `DAT_INVALID_HANDLE` with the subtype of its type.
+//! status, reset and free. Conversion only: the behaviour is in
+//! `udapl::object::ep`.
 
-use udapl::error::Sub;
-use udapl::object::{
-    absent, connection_layer_pending, evd_for_role, ia, pz_for, EVD_CONNECTION_FLAG, EVD_DTO_FLAG,
-};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
-use crate::boundary::{entry, input, out};
+use udapl::error::{DatError, Sub, Type};
+use udapl::handle::Handle;
+use udapl::object::ep::{self, EpArgs, EpAttr, EpParam, RemoteSegment, Request, Segment, MAX_IOV};
+use udapl::object::{ia, Ep};
+
+use crate::boundary::{entry, input, opt_out, out};
 use crate::types::*;
+
+/// The consumer's IOV, copied onto the stack (the array is application
+/// memory: read element by element, never borrowed).
+pub(crate) fn read_iov(
+    num: DAT_COUNT,
+    iov: *const DAT_LMR_TRIPLET,
+    num_arg: u32,
+    iov_arg: u32,
+) -> udapl::Result<([Segment; MAX_IOV], usize)> {
+    let mut segs = [Segment::default(); MAX_IOV];
+    let n = usize::try_from(num).map_err(|_| DatError::arg(num_arg))?;
+    if n > MAX_IOV {
+        return Err(DatError::arg(num_arg));
+    }
+    if n > 0 && (iov.is_null() || (iov as usize) % std::mem::align_of::<DAT_LMR_TRIPLET>() != 0) {
+        return Err(DatError::arg(iov_arg));
+    }
+    for (i, s) in segs.iter_mut().enumerate().take(n) {
+        // SAFETY: the consumer passes `num` readable triplets at `iov`
+        // (checked non-NULL and aligned); each is copied out by value.
+        let t = unsafe { iov.add(i).read() };
+        *s = Segment {
+            lmr_context: t.lmr_context,
+            addr: t.virtual_address,
+            len: t.segment_length,
+        };
+    }
+    Ok((segs, n))
+}
+
+/// Private data copied from the consumer (size checked against `max`).
+pub(crate) fn read_private_data(
+    size: DAT_COUNT,
+    data: *const std::ffi::c_void,
+    max: i32,
+    size_arg: u32,
+    ptr_arg: u32,
+) -> udapl::Result<([u8; 256], usize)> {
+    let mut buf = [0u8; 256];
+    if size < 0 || size > max {
+        return Err(DatError::arg(size_arg));
+    }
+    let n = usize::try_from(size).map_err(|_| DatError::arg(size_arg))?;
+    if n > buf.len() {
+        return Err(DatError::arg(size_arg));
+    }
+    if n > 0 {
+        if data.is_null() {
+            return Err(DatError::arg(ptr_arg));
+        }
+        // SAFETY: the consumer passes `size` readable bytes at `data`; they
+        // are copied into our buffer, no reference to its memory is made.
+        unsafe { std::ptr::copy_nonoverlapping(data as *const u8, buf.as_mut_ptr(), n) };
+    }
+    Ok((buf, n))
+}
+
+/// A `struct sockaddr_in`/`sockaddr_in6` of the consumer.
+pub(crate) fn read_sockaddr(p: DAT_IA_ADDRESS_PTR, argn: u32) -> udapl::Result<SocketAddr> {
+    if p.is_null() {
+        return Err(DatError::arg(argn));
+    }
+    let b = p as *const u8;
+    // SAFETY: a socket address starts with its 2-byte family; the consumer
+    // passes a valid address. Read byte-wise (no alignment assumed).
+    let family = unsafe { u16::from_ne_bytes([b.read(), b.add(1).read()]) };
+    let rd = |off: usize, n: usize| -> Vec<u8> {
+        // SAFETY: inside the sockaddr of the family read above.
+        (0..n).map(|i| unsafe { b.add(off + i).read() }).collect()
+    };
+    match i32::from(family) {
+        libc::AF_INET => {
+            let port = rd(2, 2);
+            let ip = rd(4, 4);
+            Ok(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]),
+                u16::from_be_bytes([port[0], port[1]]),
+            )))
+        }
+        libc::AF_INET6 => {
+            let port = rd(2, 2);
+            let ip: [u8; 16] = rd(8, 16).try_into().map_err(|_| DatError::arg(argn))?;
+            let scope = rd(24, 4);
+            Ok(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(ip),
+                u16::from_be_bytes([port[0], port[1]]),
+                0,
+                u32::from_ne_bytes([scope[0], scope[1], scope[2], scope[3]]),
+            )))
+        }
+        _ => Err(DatError::new(Type::InvalidAddress, Sub::AddressUnsupported)),
+    }
+}
+
+fn attr_from_c(a: &DAT_EP_ATTR) -> EpAttr {
+    EpAttr {
+        service_type: a.service_type,
+        max_message_size: a.max_message_size,
+        max_rdma_size: a.max_rdma_size,
+        qos: a.qos,
+        recv_completion_flags: a.recv_completion_flags,
+        request_completion_flags: a.request_completion_flags,
+        max_recv_dtos: a.max_recv_dtos,
+        max_request_dtos: a.max_request_dtos,
+        max_recv_iov: a.max_recv_iov,
+        max_request_iov: a.max_request_iov,
+        max_rdma_read_in: a.max_rdma_read_in,
+        max_rdma_read_out: a.max_rdma_read_out,
+        srq_soft_hw: a.srq_soft_hw,
+        max_rdma_read_iov: a.max_rdma_read_iov,
+        max_rdma_write_iov: a.max_rdma_write_iov,
+        num_transport_attr: a.ep_transport_specific_count,
+        num_provider_attr: a.ep_provider_specific_count,
+    }
+}
+
+fn attr_to_c(a: &EpAttr) -> DAT_EP_ATTR {
+    DAT_EP_ATTR {
+        service_type: a.service_type,
+        max_message_size: a.max_message_size,
+        max_rdma_size: a.max_rdma_size,
+        qos: a.qos,
+        recv_completion_flags: a.recv_completion_flags,
+        request_completion_flags: a.request_completion_flags,
+        max_recv_dtos: a.max_recv_dtos,
+        max_request_dtos: a.max_request_dtos,
+        max_recv_iov: a.max_recv_iov,
+        max_request_iov: a.max_request_iov,
+        max_rdma_read_in: a.max_rdma_read_in,
+        max_rdma_read_out: a.max_rdma_read_out,
+        srq_soft_hw: a.srq_soft_hw,
+        max_rdma_read_iov: a.max_rdma_read_iov,
+        max_rdma_write_iov: a.max_rdma_write_iov,
+        ep_transport_specific_count: 0,
+        ep_transport_specific: std::ptr::null_mut(),
+        ep_provider_specific_count: 0,
+        ep_provider_specific: std::ptr::null_mut(),
+    }
+}
+
+fn h(x: Handle) -> DAT_HANDLE {
+    x.addr() as DAT_HANDLE
+}
+
+fn hh(x: DAT_HANDLE) -> Handle {
+    Handle::from_addr(x as usize)
+}
+
+fn lookup(h: DAT_EP_HANDLE) -> udapl::Result<udapl::handle::Ref<Ep>> {
+    ep::lookup(h as usize)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn create(
+    ia_handle: DAT_IA_HANDLE,
+    pz: DAT_PZ_HANDLE,
+    recv: DAT_EVD_HANDLE,
+    req: DAT_EVD_HANDLE,
+    conn: DAT_EVD_HANDLE,
+    srq: Option<DAT_SRQ_HANDLE>,
+    attr: *const DAT_EP_ATTR,
+    ep_out: *mut DAT_EP_HANDLE,
+) -> udapl::Result<()> {
+    let with_srq = srq.is_some();
+    let (attr_arg, out_arg) = if with_srq { (7, 8) } else { (6, 7) };
+    let ia = ia::lookup(ia_handle as usize)?.arc();
+    let slot = out(ep_out, out_arg)?;
+    let attr = if attr.is_null() {
+        None
+    } else {
+        Some(attr_from_c(&input(attr, attr_arg)?))
+    };
+    let ep = Ep::create(
+        &ia,
+        EpArgs {
+            pz: hh(pz),
+            recv_evd: hh(recv),
+            request_evd: hh(req),
+            connect_evd: hh(conn),
+            srq: srq.map_or(Handle::NULL, hh),
+            with_srq,
+            attr,
+        },
+    )?;
+    slot.set(h(ep.handle));
+    Ok(())
+}
+
+fn post(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *const DAT_LMR_TRIPLET,
+    cookie: DAT_DTO_COOKIE,
+    remote: Option<*const DAT_RMR_TRIPLET>,
+    read: bool,
+    flags: DAT_COMPLETION_FLAGS,
+) -> udapl::Result<()> {
+    let ep = lookup(ep_handle)?;
+    let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
+    // SAFETY: reading a union's 64-bit view; every bit pattern is valid.
+    let cookie = unsafe { cookie.as_64 };
+    let req = match remote {
+        None => Request::Send,
+        Some(r) => {
+            let r = input(r, 5)?;
+            let r = RemoteSegment {
+                rmr_context: r.rmr_context,
+                addr: r.target_address,
+                len: r.segment_length,
+            };
+            if read {
+                Request::Read(r)
+            } else {
+                Request::Write(r)
+            }
+        }
+    };
+    ep.post(&segs[..n], cookie, req, flags)
+}
 
 /// Creates an endpoint.
 ///
@@ -22,7 +238,8 @@ use crate::types::*;
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, PZ, EVDs), `DAT_INVALID_PARAMETER`,
+/// `DAT_MODEL_NOT_SUPPORTED`, `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_create(
     ia_handle: DAT_IA_HANDLE,
@@ -46,31 +263,16 @@ pub unsafe extern "C" fn dat_ep_create(
             ep_handle
         ),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
-            pz_for(&ia, pz_handle as usize, true)?;
-            evd_for_role(
-                &ia,
-                recv_evd_handle as usize,
-                EVD_DTO_FLAG,
-                Sub::HandleEvdRecv,
-            )?;
-            evd_for_role(
-                &ia,
-                request_evd_handle as usize,
-                EVD_DTO_FLAG,
-                Sub::HandleEvdRequest,
-            )?;
-            evd_for_role(
-                &ia,
-                connect_evd_handle as usize,
-                EVD_CONNECTION_FLAG,
-                Sub::HandleEvdConn,
-            )?;
-            if !ep_attributes.is_null() {
-                input(ep_attributes, 6)?;
-            }
-            out(ep_handle, 7)?;
-            connection_layer_pending()
+            create(
+                ia_handle,
+                pz_handle,
+                recv_evd_handle,
+                request_evd_handle,
+                connect_evd_handle,
+                None,
+                ep_attributes,
+                ep_handle,
+            )
         }
     )
 }
@@ -81,7 +283,7 @@ pub unsafe extern "C" fn dat_ep_create(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+/// As `dat_ep_create`, plus `DAT_INVALID_HANDLE` (SRQ).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn dat_ep_create_with_srq(
@@ -108,29 +310,16 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
             ep_handle
         ),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
-            pz_for(&ia, pz_handle as usize, true)?;
-            evd_for_role(
-                &ia,
-                recv_evd_handle as usize,
-                EVD_DTO_FLAG,
-                Sub::HandleEvdRecv,
-            )?;
-            evd_for_role(
-                &ia,
-                request_evd_handle as usize,
-                EVD_DTO_FLAG,
-                Sub::HandleEvdRequest,
-            )?;
-            evd_for_role(
-                &ia,
-                connect_evd_handle as usize,
-                EVD_CONNECTION_FLAG,
-                Sub::HandleEvdConn,
-            )?;
-            // No SRQ of this library can exist yet, so any SRQ handle is invalid.
-            let _ = (srq_handle, ep_attributes, ep_handle);
-            absent(Sub::HandleSrq)
+            create(
+                ia_handle,
+                pz_handle,
+                recv_evd_handle,
+                request_evd_handle,
+                connect_evd_handle,
+                Some(srq_handle),
+                ep_attributes,
+                ep_handle,
+            )
         }
     )
 }
@@ -141,7 +330,7 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_query(
     ep_handle: DAT_EP_HANDLE,
@@ -153,8 +342,24 @@ pub unsafe extern "C" fn dat_ep_query(
         Sub::HandleEp,
         ep_query_func(ep_handle, ep_param_mask, ep_param),
         {
-            let _ = (ep_param_mask, ep_param);
-            absent(Sub::HandleEp)
+            let ep = lookup(ep_handle)?;
+            let p = ep.query(ep_param_mask)?;
+            let slot = out(ep_param, 3)?;
+            slot.set(DAT_EP_PARAM {
+                ia_handle: h(p.ia),
+                ep_state: p.state,
+                local_ia_address_ptr: p.local_addr as DAT_IA_ADDRESS_PTR,
+                local_port_qual: p.local_port,
+                remote_ia_address_ptr: p.remote_addr as DAT_IA_ADDRESS_PTR,
+                remote_port_qual: p.remote_port,
+                pz_handle: h(p.pz),
+                recv_evd_handle: h(p.recv_evd),
+                request_evd_handle: h(p.request_evd),
+                connect_evd_handle: h(p.connect_evd),
+                srq_handle: h(p.srq),
+                ep_attr: attr_to_c(&p.attr),
+            });
+            Ok(())
         }
     )
 }
@@ -165,7 +370,7 @@ pub unsafe extern "C" fn dat_ep_query(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_modify(
     ep_handle: DAT_EP_HANDLE,
@@ -177,10 +382,45 @@ pub unsafe extern "C" fn dat_ep_modify(
         Sub::HandleEp,
         ep_modify_func(ep_handle, ep_param_mask, ep_param),
         {
-            let _ = (ep_param_mask, ep_param);
-            absent(Sub::HandleEp)
+            let ep = lookup(ep_handle)?;
+            if ep_param_mask == 0 {
+                return ep.modify(0, &empty_param());
+            }
+            let p = input(ep_param, 3)?;
+            let param = EpParam {
+                ia: hh(p.ia_handle),
+                state: p.ep_state,
+                local_addr: 0,
+                local_port: p.local_port_qual,
+                remote_addr: 0,
+                remote_port: p.remote_port_qual,
+                pz: hh(p.pz_handle),
+                recv_evd: hh(p.recv_evd_handle),
+                request_evd: hh(p.request_evd_handle),
+                connect_evd: hh(p.connect_evd_handle),
+                srq: hh(p.srq_handle),
+                attr: attr_from_c(&p.ep_attr),
+            };
+            ep.modify(ep_param_mask, &param)
         }
     )
+}
+
+fn empty_param() -> EpParam {
+    EpParam {
+        ia: Handle::NULL,
+        state: 0,
+        local_addr: 0,
+        local_port: 0,
+        remote_addr: 0,
+        remote_port: 0,
+        pz: Handle::NULL,
+        recv_evd: Handle::NULL,
+        request_evd: Handle::NULL,
+        connect_evd: Handle::NULL,
+        srq: Handle::NULL,
+        attr: EpAttr::default(),
+    }
 }
 
 /// Requests a connection to a remote service point.
@@ -189,7 +429,8 @@ pub unsafe extern "C" fn dat_ep_modify(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`,
+/// `DAT_INVALID_ADDRESS`, `DAT_INVALID_STATE`, `DAT_MODEL_NOT_SUPPORTED`.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn dat_ep_connect(
@@ -216,27 +457,30 @@ pub unsafe extern "C" fn dat_ep_connect(
             connect_flags
         ),
         {
-            let _ = (
-                remote_ia_address,
+            let ep = lookup(ep_handle)?;
+            let max = ep.ia.provider_attributes.max_private_data_size;
+            let (pd, n) = read_private_data(private_data_size, private_data, max, 5, 6)?;
+            let remote = read_sockaddr(remote_ia_address, 2)?;
+            ep.connect(
+                remote,
                 remote_conn_qual,
                 timeout,
-                private_data_size,
-                private_data,
+                &pd[..n],
                 qos,
                 connect_flags,
-            );
-            absent(Sub::HandleEp)
+            )
         }
     )
 }
 
-/// Connects to the peer of another connected endpoint.
+/// Connects to the same remote service point as a connected endpoint.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// As `dat_ep_connect`; `DAT_INVALID_HANDLE`/`DAT_INVALID_STATE` for the
+/// duplicated endpoint.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_dup_connect(
     ep_handle: DAT_EP_HANDLE,
@@ -258,19 +502,31 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
             qos
         ),
         {
-            let _ = (ep_dup_handle, timeout, private_data_size, private_data, qos);
-            absent(Sub::HandleEp)
+            let ep = lookup(ep_handle)?;
+            let dup = ep::lookup(ep_dup_handle as usize)?;
+            let max = ep.ia.provider_attributes.max_private_data_size;
+            let (pd, n) = read_private_data(private_data_size, private_data, max, 4, 5)?;
+            let (remote, qual) = dup.connected_peer()?;
+            ep.connect(remote, qual, timeout, &pd[..n], qos, 0)
+                .map_err(|e| {
+                    // Argument positions differ from dat_ep_connect's.
+                    if e.type_bits() == Type::InvalidParameter as u32 {
+                        DatError::of(Type::InvalidParameter)
+                    } else {
+                        e
+                    }
+                })
         }
     )
 }
 
-/// Disconnects an endpoint.
+/// Disconnects (gracefully or abruptly) or aborts a connection setup.
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_disconnect(
     ep_handle: DAT_EP_HANDLE,
@@ -280,20 +536,18 @@ pub unsafe extern "C" fn dat_ep_disconnect(
         ep_handle,
         Sub::HandleEp,
         ep_disconnect_func(ep_handle, close_flags),
-        {
-            let _ = (close_flags,);
-            absent(Sub::HandleEp)
-        }
+        { lookup(ep_handle)?.disconnect(close_flags) }
     )
 }
 
-/// Posts a send.
+/// Posts a Send.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`,
+/// `DAT_PRIVILEGES_VIOLATION`, `DAT_PROTECTION_VIOLATION`, `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_send(
     ep_handle: DAT_EP_HANDLE,
@@ -313,19 +567,26 @@ pub unsafe extern "C" fn dat_ep_post_send(
             completion_flags
         ),
         {
-            let _ = (num_segments, local_iov, user_cookie, completion_flags);
-            absent(Sub::HandleEp)
+            post(
+                ep_handle,
+                num_segments,
+                local_iov,
+                user_cookie,
+                None,
+                false,
+                completion_flags,
+            )
         }
     )
 }
 
-/// Posts a receive buffer.
+/// Posts a receive.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// As `dat_ep_post_send`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_recv(
     ep_handle: DAT_EP_HANDLE,
@@ -345,8 +606,11 @@ pub unsafe extern "C" fn dat_ep_post_recv(
             completion_flags
         ),
         {
-            let _ = (num_segments, local_iov, user_cookie, completion_flags);
-            absent(Sub::HandleEp)
+            let ep = lookup(ep_handle)?;
+            let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
+            // SAFETY: the union's 64-bit view; every bit pattern is valid.
+            let cookie = unsafe { user_cookie.as_64 };
+            ep.post_recv(&segs[..n], cookie, completion_flags)
         }
     )
 }
@@ -357,7 +621,7 @@ pub unsafe extern "C" fn dat_ep_post_recv(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// As `dat_ep_post_send`, plus `DAT_LENGTH_ERROR`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_rdma_read(
     ep_handle: DAT_EP_HANDLE,
@@ -379,14 +643,15 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(
             completion_flags
         ),
         {
-            let _ = (
+            post(
+                ep_handle,
                 num_segments,
                 local_iov,
                 user_cookie,
-                remote_iov,
+                Some(remote_iov),
+                true,
                 completion_flags,
-            );
-            absent(Sub::HandleEp)
+            )
         }
     )
 }
@@ -397,7 +662,7 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// As `dat_ep_post_send`, plus `DAT_LENGTH_ERROR`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_rdma_write(
     ep_handle: DAT_EP_HANDLE,
@@ -419,25 +684,26 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(
             completion_flags
         ),
         {
-            let _ = (
+            post(
+                ep_handle,
                 num_segments,
                 local_iov,
                 user_cookie,
-                remote_iov,
+                Some(remote_iov),
+                false,
                 completion_flags,
-            );
-            absent(Sub::HandleEp)
+            )
         }
     )
 }
 
-/// Returns the endpoint state and whether its queues are idle.
+/// Returns the state and whether DTOs are outstanding.
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// Pointer arguments are NULL or valid for the call (NULL outputs are skipped).
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_get_status(
     ep_handle: DAT_EP_HANDLE,
@@ -450,47 +716,56 @@ pub unsafe extern "C" fn dat_ep_get_status(
         Sub::HandleEp,
         ep_get_status_func(ep_handle, ep_state, recv_idle, request_idle),
         {
-            let _ = (ep_state, recv_idle, request_idle);
-            absent(Sub::HandleEp)
+            let (state, r, q) = lookup(ep_handle)?.status()?;
+            if let Some(s) = opt_out(ep_state, 2)? {
+                s.set(state);
+            }
+            if let Some(s) = opt_out(recv_idle, 3)? {
+                s.set(DAT_BOOLEAN::from(r));
+            }
+            if let Some(s) = opt_out(request_idle, 4)? {
+                s.set(DAT_BOOLEAN::from(q));
+            }
+            Ok(())
         }
     )
 }
 
-/// Destroys an endpoint.
+/// Destroys an endpoint (aborting any connection).
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_STATE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_free(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     entry!(ep_handle, Sub::HandleEp, ep_free_func(ep_handle), {
-        absent(Sub::HandleEp)
+        lookup(ep_handle)?.free()
     })
 }
 
-/// Returns a disconnected endpoint to the unconnected state.
+/// Returns a disconnected endpoint to UNCONNECTED.
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_STATE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     entry!(ep_handle, Sub::HandleEp, ep_reset_func(ep_handle), {
-        absent(Sub::HandleEp)
+        lookup(ep_handle)?.reset()
     })
 }
 
-/// Reports receive buffer usage of an endpoint.
+/// Receive buffers allocated to the endpoint and their span.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_recv_query(
     ep_handle: DAT_EP_HANDLE,
@@ -502,19 +777,25 @@ pub unsafe extern "C" fn dat_ep_recv_query(
         Sub::HandleEp,
         ep_recv_query_func(ep_handle, nbufs_allocated, bufs_alloc_span),
         {
-            let _ = (nbufs_allocated, bufs_alloc_span);
-            absent(Sub::HandleEp)
+            let (n, span) = lookup(ep_handle)?.recv_query()?;
+            if let Some(s) = opt_out(nbufs_allocated, 2)? {
+                s.set(n);
+            }
+            if let Some(s) = opt_out(bufs_alloc_span, 3)? {
+                s.set(span);
+            }
+            Ok(())
         }
     )
 }
 
-/// Sets receive watermarks of an endpoint.
+/// Endpoint watermarks: 1.2 has no event for them (rulings: watermarks).
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+/// `DAT_MODEL_NOT_SUPPORTED`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_set_watermark(
     ep_handle: DAT_EP_HANDLE,
@@ -526,8 +807,8 @@ pub unsafe extern "C" fn dat_ep_set_watermark(
         Sub::HandleEp,
         ep_set_watermark_func(ep_handle, soft_high_watermark, hard_high_watermark),
         {
-            let _ = (soft_high_watermark, hard_high_watermark);
-            absent(Sub::HandleEp)
+            lookup(ep_handle)?.query(0)?;
+            Err(DatError::of(Type::ModelNotSupported))
         }
     )
 }

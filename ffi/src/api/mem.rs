@@ -2,9 +2,9 @@
 
 use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
-use udapl::object::{absent, ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
+use udapl::object::{ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
 
-use crate::boundary::{entry, out, put};
+use crate::boundary::{entry, input, out, put};
 use crate::types::*;
 
 /// Creates a Protection Zone.
@@ -424,9 +424,20 @@ pub unsafe extern "C" fn dat_rmr_bind(
             rmr_context
         ),
         {
-            let _rmr = rmr::lookup(rmr_handle as usize)?;
-            let _ = ep_handle;
-            absent(Sub::HandleEp)
+            let rmr = rmr::lookup(rmr_handle as usize)?;
+            let t = input(lmr_triplet, 2)?;
+            let ep = udapl::object::ep::lookup(ep_handle as usize)?;
+            let slot = out(rmr_context, 7)?;
+            // SAFETY: the union's 64-bit view; every bit pattern is valid.
+            let cookie = unsafe { user_cookie.as_64 };
+            let seg = udapl::object::ep::Segment {
+                lmr_context: t.lmr_context,
+                addr: t.virtual_address,
+                len: t.segment_length,
+            };
+            let key = rmr.bind(seg, mem_priv, &ep, cookie, completion_flags)?;
+            slot.set(key);
+            Ok(())
         }
     )
 }

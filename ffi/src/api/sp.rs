@@ -1,18 +1,21 @@
 //! Service point entry points: public service points (PSP, on a fixed or
 //! any free connection qualifier) and reserved service points (RSP, bound
-//! to one endpoint): creation, query and free.
-//!
-//! Handles of third-party providers are dispatched to them. For this
-//! library's own objects the connection layer is not in this build yet: the
-//! creators validate their IA and return `DAT_NOT_IMPLEMENTED`, and since no
-//! such object of ours can exist, every other handle is
-//! `DAT_INVALID_HANDLE` with the subtype of its type.
+//! to one endpoint): creation, query and free. Conversion only: the
+//! behaviour is in `udapl::object::sp`.
 
 use udapl::error::{DatError, Sub};
-use udapl::object::{absent, connection_layer_pending, evd_for_role, ia, EVD_CR_FLAG};
+use udapl::handle::Handle;
+use udapl::object::{ia, sp, Sp};
 
 use crate::boundary::{entry, out};
 use crate::types::*;
+
+/// `DAT_PSP_FIELD_ALL` / `DAT_RSP_FIELD_ALL`.
+const SP_FIELD_ALL: u32 = 0xf;
+
+fn hh(x: DAT_HANDLE) -> Handle {
+    Handle::from_addr(x as usize)
+}
 
 /// Creates a public service point.
 ///
@@ -20,7 +23,8 @@ use crate::types::*;
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, EVD), `DAT_INVALID_PARAMETER`,
+/// `DAT_CONN_QUAL_IN_USE`, `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_create(
     ia_handle: DAT_IA_HANDLE,
@@ -34,15 +38,11 @@ pub unsafe extern "C" fn dat_psp_create(
         Sub::HandleIa,
         psp_create_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
-            evd_for_role(&ia, evd_handle as usize, EVD_CR_FLAG, Sub::HandleEvdCr)?
-                .ok_or(DatError::handle(Sub::HandleEvdCr))?;
-            if psp_flags > DAT_PSP_PROVIDER_FLAG {
-                return Err(DatError::arg(4));
-            }
-            out(psp_handle, 5)?;
-            let _ = conn_qual;
-            connection_layer_pending()
+            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let slot = out(psp_handle, 5)?;
+            let (sp, _) = Sp::create_psp(&ia, conn_qual, hh(evd_handle), psp_flags, false)?;
+            slot.set(sp.handle.addr() as DAT_PSP_HANDLE);
+            Ok(())
         }
     )
 }
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn dat_psp_create(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+/// As `dat_psp_create`; the chosen qualifier is written to `conn_qual`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_create_any(
     ia_handle: DAT_IA_HANDLE,
@@ -67,26 +67,24 @@ pub unsafe extern "C" fn dat_psp_create_any(
         Sub::HandleIa,
         psp_create_any_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
-            out(conn_qual, 2)?;
-            evd_for_role(&ia, evd_handle as usize, EVD_CR_FLAG, Sub::HandleEvdCr)?
-                .ok_or(DatError::handle(Sub::HandleEvdCr))?;
-            if psp_flags > DAT_PSP_PROVIDER_FLAG {
-                return Err(DatError::arg(4));
-            }
-            out(psp_handle, 5)?;
-            connection_layer_pending()
+            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let qual_slot = out(conn_qual, 2)?;
+            let slot = out(psp_handle, 5)?;
+            let (sp, q) = Sp::create_psp(&ia, 0, hh(evd_handle), psp_flags, true)?;
+            qual_slot.set(q);
+            slot.set(sp.handle.addr() as DAT_PSP_HANDLE);
+            Ok(())
         }
     )
 }
 
-/// Returns service point parameters.
+/// Returns public service point parameters.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_query(
     psp_handle: DAT_PSP_HANDLE,
@@ -98,8 +96,19 @@ pub unsafe extern "C" fn dat_psp_query(
         Sub::HandlePsp,
         psp_query_func(psp_handle, psp_param_mask, psp_param),
         {
-            let _ = (psp_param_mask, psp_param);
-            absent(Sub::HandlePsp)
+            let psp = sp::lookup_psp(psp_handle as usize)?;
+            if psp_param_mask & !SP_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            let slot = out(psp_param, 3)?;
+            let p = psp.sp.params();
+            slot.set(DAT_PSP_PARAM {
+                ia_handle: p.ia.addr() as DAT_IA_HANDLE,
+                conn_qual: p.conn_qual,
+                evd_handle: p.evd.addr() as DAT_EVD_HANDLE,
+                psp_flags: p.flags,
+            });
+            Ok(())
         }
     )
 }
@@ -107,24 +116,25 @@ pub unsafe extern "C" fn dat_psp_query(
 /// Destroys a public service point.
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_free(psp_handle: DAT_PSP_HANDLE) -> DAT_RETURN {
     entry!(psp_handle, Sub::HandlePsp, psp_free_func(psp_handle), {
-        absent(Sub::HandlePsp)
+        sp::lookup_psp(psp_handle as usize)?.sp.free()
     })
 }
 
-/// Creates a reserved service point.
+/// Creates a reserved service point for one endpoint.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, EP, EVD), `DAT_INVALID_PARAMETER`,
+/// `DAT_INVALID_STATE`, `DAT_CONN_QUAL_IN_USE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_rsp_create(
     ia_handle: DAT_IA_HANDLE,
@@ -138,10 +148,11 @@ pub unsafe extern "C" fn dat_rsp_create(
         Sub::HandleIa,
         rsp_create_func(ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle),
         {
-            ia::lookup(ia_handle as usize)?;
-            // No endpoint of this library can exist yet, so any EP is invalid.
-            let _ = (conn_qual, ep_handle, evd_handle, rsp_handle);
-            absent(Sub::HandleEp)
+            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let slot = out(rsp_handle, 5)?;
+            let sp = Sp::create_rsp(&ia, conn_qual, hh(ep_handle), hh(evd_handle))?;
+            slot.set(sp.handle.addr() as DAT_RSP_HANDLE);
+            Ok(())
         }
     )
 }
@@ -152,7 +163,7 @@ pub unsafe extern "C" fn dat_rsp_create(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
 #[no_mangle]
 pub unsafe extern "C" fn dat_rsp_query(
     rsp_handle: DAT_RSP_HANDLE,
@@ -164,22 +175,33 @@ pub unsafe extern "C" fn dat_rsp_query(
         Sub::HandleRsp,
         rsp_query_func(rsp_handle, rsp_param_mask, rsp_param),
         {
-            let _ = (rsp_param_mask, rsp_param);
-            absent(Sub::HandleRsp)
+            let rsp = sp::lookup_rsp(rsp_handle as usize)?;
+            if rsp_param_mask & !SP_FIELD_ALL != 0 {
+                return Err(DatError::arg(2));
+            }
+            let slot = out(rsp_param, 3)?;
+            let p = rsp.sp.params();
+            slot.set(DAT_RSP_PARAM {
+                ia_handle: p.ia.addr() as DAT_IA_HANDLE,
+                conn_qual: p.conn_qual,
+                evd_handle: p.evd.addr() as DAT_EVD_HANDLE,
+                ep_handle: p.ep.addr() as DAT_EP_HANDLE,
+            });
+            Ok(())
         }
     )
 }
 
-/// Destroys a reserved service point.
+/// Destroys a reserved service point (an unused endpoint returns to UNCONNECTED).
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_rsp_free(rsp_handle: DAT_RSP_HANDLE) -> DAT_RETURN {
     entry!(rsp_handle, Sub::HandleRsp, rsp_free_func(rsp_handle), {
-        absent(Sub::HandleRsp)
+        sp::lookup_rsp(rsp_handle as usize)?.sp.free()
     })
 }

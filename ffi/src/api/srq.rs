@@ -1,15 +1,12 @@
 //! Shared receive queue entry points: creation, free, posting receives,
-//! query, resize and the low watermark.
-//!
-//! Handles of third-party providers are dispatched to them. For this
-//! library's own objects the connection layer is not in this build yet: the
-//! creators validate their IA and return `DAT_NOT_IMPLEMENTED`, and since no
-//! such object of ours can exist, every other handle is
-//! `DAT_INVALID_HANDLE` with the subtype of its type.
+//! query, resize and the low watermark. Conversion only: the behaviour is
+//! in `udapl::object::srq`.
 
 use udapl::error::Sub;
-use udapl::object::{absent, connection_layer_pending, ia, pz_for};
+use udapl::handle::Handle;
+use udapl::object::{ia, srq, Srq};
 
+use crate::api::ep::read_iov;
 use crate::boundary::{entry, input, out};
 use crate::types::*;
 
@@ -19,7 +16,8 @@ use crate::types::*;
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, PZ), `DAT_INVALID_PARAMETER`,
+/// `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_create(
     ia_handle: DAT_IA_HANDLE,
@@ -32,26 +30,33 @@ pub unsafe extern "C" fn dat_srq_create(
         Sub::HandleIa,
         srq_create_func(ia_handle, pz_handle, srq_attr, srq_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
-            pz_for(&ia, pz_handle as usize, false)?;
-            input(srq_attr as *const DAT_SRQ_ATTR, 3)?;
-            out(srq_handle, 4)?;
-            connection_layer_pending()
+            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let a = input(srq_attr as *const DAT_SRQ_ATTR, 3)?;
+            let slot = out(srq_handle, 4)?;
+            let s = Srq::create(
+                &ia,
+                Handle::from_addr(pz_handle as usize),
+                a.max_recv_dtos,
+                a.max_recv_iov,
+                a.low_watermark,
+            )?;
+            slot.set(s.handle.addr() as DAT_SRQ_HANDLE);
+            Ok(())
         }
     )
 }
 
-/// Destroys a shared receive queue.
+/// Destroys a shared receive queue no endpoint uses.
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_STATE` (in use).
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_free(srq_handle: DAT_SRQ_HANDLE) -> DAT_RETURN {
     entry!(srq_handle, Sub::HandleSrq, srq_free_func(srq_handle), {
-        absent(Sub::HandleSrq)
+        srq::lookup(srq_handle as usize)?.free()
     })
 }
 
@@ -61,7 +66,8 @@ pub unsafe extern "C" fn dat_srq_free(srq_handle: DAT_SRQ_HANDLE) -> DAT_RETURN 
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`,
+/// `DAT_PRIVILEGES_VIOLATION`, `DAT_PROTECTION_VIOLATION`, `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_post_recv(
     srq_handle: DAT_SRQ_HANDLE,
@@ -74,8 +80,11 @@ pub unsafe extern "C" fn dat_srq_post_recv(
         Sub::HandleSrq,
         srq_post_recv_func(srq_handle, num_segments, local_iov, user_cookie),
         {
-            let _ = (num_segments, local_iov, user_cookie);
-            absent(Sub::HandleSrq)
+            let s = srq::lookup(srq_handle as usize)?;
+            let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
+            // SAFETY: the union's 64-bit view; every bit pattern is valid.
+            let cookie = unsafe { user_cookie.as_64 };
+            s.post_recv(&segs[..n], cookie)
         }
     )
 }
@@ -86,7 +95,7 @@ pub unsafe extern "C" fn dat_srq_post_recv(
 /// Pointer arguments are NULL or valid for the call.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_query(
     srq_handle: DAT_SRQ_HANDLE,
@@ -98,8 +107,20 @@ pub unsafe extern "C" fn dat_srq_query(
         Sub::HandleSrq,
         srq_query_func(srq_handle, srq_param_mask, srq_param),
         {
-            let _ = (srq_param_mask, srq_param);
-            absent(Sub::HandleSrq)
+            let s = srq::lookup(srq_handle as usize)?;
+            let p = s.query(u64::from(srq_param_mask))?;
+            let slot = out(srq_param, 3)?;
+            slot.set(DAT_SRQ_PARAM {
+                ia_handle: p.ia.addr() as DAT_IA_HANDLE,
+                srq_state: p.state,
+                pz_handle: p.pz.addr() as DAT_PZ_HANDLE,
+                max_recv_dtos: p.max_recv_dtos,
+                max_recv_iov: p.max_recv_iov,
+                low_watermark: p.low_watermark,
+                available_dto_count: p.available,
+                outstanding_dto_count: p.outstanding,
+            });
+            Ok(())
         }
     )
 }
@@ -107,10 +128,10 @@ pub unsafe extern "C" fn dat_srq_query(
 /// Changes the capacity of a shared receive queue.
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+/// `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_resize(
     srq_handle: DAT_SRQ_HANDLE,
@@ -120,20 +141,17 @@ pub unsafe extern "C" fn dat_srq_resize(
         srq_handle,
         Sub::HandleSrq,
         srq_resize_func(srq_handle, srq_max_recv_dto),
-        {
-            let _ = (srq_max_recv_dto,);
-            absent(Sub::HandleSrq)
-        }
+        { srq::lookup(srq_handle as usize)?.resize(srq_max_recv_dto) }
     )
 }
 
-/// Sets the low watermark of a shared receive queue.
+/// The low watermark: 1.2 has no event for it (rulings: watermarks).
 ///
 /// # Safety
-/// Pointer arguments are NULL or valid for the call.
+/// The handle is validated.
 ///
 /// # Returns
-/// The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+/// `DAT_MODEL_NOT_SUPPORTED`, `DAT_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_set_lw(
     srq_handle: DAT_SRQ_HANDLE,
@@ -143,9 +161,6 @@ pub unsafe extern "C" fn dat_srq_set_lw(
         srq_handle,
         Sub::HandleSrq,
         srq_set_lw_func(srq_handle, low_watermark),
-        {
-            let _ = (low_watermark,);
-            absent(Sub::HandleSrq)
-        }
+        { srq::lookup(srq_handle as usize)?.set_lw(low_watermark) }
     )
 }

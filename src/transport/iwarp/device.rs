@@ -990,6 +990,7 @@ enum Ev {
     Established(Vec<u8>),
     Rejected(Vec<u8>),
     Unreachable,
+    Refused,
     TimedOut,
     AcceptFailed,
     Disconnected,
@@ -1270,6 +1271,7 @@ impl IwarpQp {
             Ev::Established(pd) => cm.event(q, CmEvent::Established { private_data: pd }),
             Ev::Rejected(pd) => cm.event(q, CmEvent::Rejected { private_data: pd }),
             Ev::Unreachable => cm.event(q, CmEvent::Unreachable),
+            Ev::Refused => cm.event(q, CmEvent::Refused),
             Ev::TimedOut => cm.event(q, CmEvent::TimedOut),
             Ev::AcceptFailed => cm.event(q, CmEvent::AcceptFailed),
             Ev::Disconnected => cm.event(q, CmEvent::Disconnected),
@@ -1997,6 +1999,7 @@ impl IwarpQp {
                             self.flush_pre_recv(inner);
                             let ev = match e.raw_os_error() {
                                 Some(libc::ETIMEDOUT) => Ev::TimedOut,
+                                Some(libc::ECONNREFUSED) => Ev::Refused,
                                 _ => Ev::Unreachable,
                             };
                             return (true, Some(ev));
@@ -2461,10 +2464,10 @@ impl QueuePair for IwarpQp {
                 drop(inner);
                 // Refused at once (ECONNREFUSED), no route, bad address: all
                 // unreachable; a refusal after EINPROGRESS comes via progress.
-                let ev = if e.raw_os_error() == Some(libc::ETIMEDOUT) {
-                    Ev::TimedOut
-                } else {
-                    Ev::Unreachable
+                let ev = match e.raw_os_error() {
+                    Some(libc::ETIMEDOUT) => Ev::TimedOut,
+                    Some(libc::ECONNREFUSED) => Ev::Refused,
+                    _ => Ev::Unreachable,
                 };
                 self.cm_event(ev);
                 Ok(())
@@ -2645,7 +2648,7 @@ mod tests {
                 } => Got::Request(request, private_data.to_vec()),
                 CmEvent::Established { private_data } => Got::Established(private_data.to_vec()),
                 CmEvent::Rejected { private_data } => Got::Rejected(private_data.to_vec()),
-                CmEvent::Unreachable => Got::Unreachable,
+                CmEvent::Unreachable | CmEvent::Refused => Got::Unreachable,
                 CmEvent::TimedOut => Got::TimedOut,
                 CmEvent::AcceptFailed => Got::AcceptFailed,
                 CmEvent::Disconnected => Got::Disconnected,

@@ -1,0 +1,254 @@
+//! Shared Receive Queue (semantics-ep.md §4.28–4.33) over a transport SRQ.
+//!
+//! A buffer occupies an SRQ entry from its post until the consumer has
+//! dequeued its completion (§4.31's worked example): completion events of
+//! SRQ receives carry a [`Credit::Srq`] that the EVD releases.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{DatError, Result, Sub, Type};
+use crate::handle::{self, Handle, HandleType, Ref};
+use crate::object::ep::{key_fault, Segment, MAX_IOV};
+use crate::object::ia::{self, Ia};
+use crate::object::{lock, Object, Pz};
+use crate::transport::verbs::Device;
+use crate::transport::verbs::{Access, PostError, RecvWr, Sge, SharedReceiveQueue};
+
+/// `DAT_SRQ_PARAM` as the core sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SrqParams {
+    pub ia: Handle,
+    /// `DAT_SRQ_STATE_OPERATIONAL` (0) or `_ERROR` (1).
+    pub state: u32,
+    pub pz: Handle,
+    pub max_recv_dtos: i32,
+    pub max_recv_iov: i32,
+    pub low_watermark: i32,
+    pub available: i32,
+    pub outstanding: i32,
+}
+
+/// `DAT_SRQ_FIELD_ALL`.
+pub const SRQ_FIELD_ALL: u64 = 0xff;
+
+struct State {
+    max_recv_dtos: i32,
+    freed: bool,
+}
+
+/// A shared receive queue.
+#[repr(align(16))]
+pub struct Srq {
+    pub handle: Handle,
+    pub ia: Arc<Ia>,
+    pub pz: Arc<Pz>,
+    pub max_recv_iov: i32,
+    srq: Arc<dyn SharedReceiveQueue>,
+    /// Posted and not yet dequeued.
+    outstanding: AtomicI32,
+    state: Mutex<State>,
+}
+
+impl handle::Kind for Srq {
+    const TYPE: HandleType = HandleType::Srq;
+}
+
+impl Srq {
+    /// `dat_srq_create`.
+    pub fn create(
+        ia: &Arc<Ia>,
+        pz: Handle,
+        max_recv_dtos: i32,
+        max_recv_iov: i32,
+        low_watermark: i32,
+    ) -> Result<Arc<Srq>> {
+        let pz =
+            crate::object::pz_for(ia, pz.addr(), false)?.ok_or(DatError::handle(Sub::HandlePz))?;
+        if !ia.provider_attributes.srq_supported {
+            return Err(DatError::of(Type::ModelNotSupported));
+        }
+        if max_recv_dtos <= 0 || max_recv_dtos > ia.limits.max_recv_per_srq {
+            return Err(DatError::arg(3));
+        }
+        if max_recv_iov <= 0 || max_recv_iov > ia.limits.max_iov_segments_per_dto {
+            return Err(DatError::arg(3));
+        }
+        if low_watermark != 0 {
+            return Err(DatError::arg(3));
+        }
+        let mut st = ia.live_state()?;
+        st.check_limit(HandleType::Srq, ia.limits.max_srqs, Sub::ResourceSrq)?;
+        if !handle::is_live(pz.handle) {
+            return Err(DatError::handle(Sub::HandlePz));
+        }
+        let depth = u32::try_from(max_recv_dtos).map_err(|_| DatError::arg(3))?;
+        let sge = u32::try_from(max_recv_iov).map_err(|_| DatError::arg(3))?;
+        let srq = ia
+            .dev
+            .create_srq(crate::transport::verbs::PdId(pz.key_id()), depth, sge)
+            .map_err(|_| DatError::resources(Sub::ResourceSrq))?;
+        let res = handle::reserve(ia.provider_word)?;
+        let s = Arc::new(Srq {
+            handle: res.handle(),
+            ia: ia.clone(),
+            pz: pz.arc(),
+            max_recv_iov,
+            srq,
+            outstanding: AtomicI32::new(0),
+            state: Mutex::new(State {
+                max_recv_dtos,
+                freed: false,
+            }),
+        });
+        st.add_use(pz.handle);
+        st.insert(s.handle, Object::Srq(s.clone()));
+        res.publish(s.clone());
+        Ok(s)
+    }
+
+    /// The transport queue (for the EPs' queue pairs).
+    pub(crate) fn transport(&self) -> Arc<dyn SharedReceiveQueue> {
+        self.srq.clone()
+    }
+
+    /// Its current capacity.
+    pub(crate) fn depth(&self) -> u32 {
+        self.srq.depth()
+    }
+
+    /// An SRQ receive's completion was dequeued.
+    pub(crate) fn release(&self) {
+        let _ = self
+            .outstanding
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                Some((v - 1).max(0))
+            });
+    }
+
+    fn live(&self) -> Result<std::sync::MutexGuard<'_, State>> {
+        let s = lock(&self.state)?;
+        if s.freed {
+            return Err(DatError::handle(Sub::HandleSrq));
+        }
+        Ok(s)
+    }
+
+    /// `dat_srq_post_recv`.
+    pub fn post_recv(&self, iov: &[Segment], cookie: u64) -> Result<()> {
+        let max = {
+            let s = self.live()?;
+            s.max_recv_dtos
+        };
+        if iov.len() > usize::try_from(self.max_recv_iov).unwrap_or(0) {
+            return Err(DatError::arg(2));
+        }
+        let mut buf = [Sge {
+            addr: 0,
+            len: 0,
+            lkey: 0,
+        }; MAX_IOV];
+        let mut n = 0;
+        for seg in iov.iter().filter(|s| s.len > 0) {
+            buf[n] = Sge {
+                addr: seg.addr,
+                len: seg.len,
+                lkey: seg.lmr_context,
+            };
+            n += 1;
+        }
+        for g in &buf[..n] {
+            self.ia
+                .keys()
+                .check_local(
+                    g.lkey,
+                    g.addr,
+                    g.len,
+                    Access::LOCAL_WRITE,
+                    Some(self.pz.key_id()),
+                )
+                .map_err(|f| key_fault(f, 2))?;
+        }
+        self.outstanding
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                (v < max).then_some(v + 1)
+            })
+            .map_err(|_| DatError::resources(Sub::None))?;
+        match self.srq.post_recv(&RecvWr {
+            wr_id: cookie,
+            sgl: &buf[..n],
+        }) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.release();
+                Err(match e {
+                    PostError::QueueFull => DatError::resources(Sub::None),
+                    PostError::Protection(f) => key_fault(f, 2),
+                    _ => DatError::arg(2),
+                })
+            }
+        }
+    }
+
+    /// `dat_srq_query`.
+    pub fn query(&self, mask: u64) -> Result<SrqParams> {
+        if mask & !SRQ_FIELD_ALL != 0 {
+            return Err(DatError::arg(2));
+        }
+        let s = self.live()?;
+        Ok(SrqParams {
+            ia: self.ia.handle,
+            state: 0,
+            pz: self.pz.handle,
+            max_recv_dtos: s.max_recv_dtos,
+            max_recv_iov: self.max_recv_iov,
+            low_watermark: 0,
+            available: i32::try_from(self.srq.outstanding()).unwrap_or(i32::MAX),
+            outstanding: self.outstanding.load(Ordering::Acquire),
+        })
+    }
+
+    /// `dat_srq_resize`: never below the entries in use.
+    pub fn resize(&self, n: i32) -> Result<()> {
+        let mut s = self.live()?;
+        if n <= 0 || n > self.ia.limits.max_recv_per_srq {
+            return Err(DatError::arg(2));
+        }
+        if n < self.outstanding.load(Ordering::Acquire) {
+            return Err(ia::invalid_state());
+        }
+        let depth = u32::try_from(n).map_err(|_| DatError::arg(2))?;
+        if depth > self.srq.depth() {
+            self.srq
+                .resize(depth)
+                .map_err(|_| DatError::resources(Sub::ResourceSrq))?;
+        }
+        s.max_recv_dtos = n;
+        Ok(())
+    }
+
+    /// `dat_srq_set_lw`: watermarks have no event in 1.2 (rulings).
+    pub fn set_lw(&self, _lw: i32) -> Result<()> {
+        drop(self.live()?);
+        Err(DatError::of(Type::ModelNotSupported))
+    }
+
+    /// `dat_srq_free`: refused while an EP uses it (ruling E7).
+    pub fn free(&self) -> Result<()> {
+        let mut st = self.ia.live_state()?;
+        if st.users(self.handle) > 0 {
+            return Err(DatError::state(Sub::SrqInUse));
+        }
+        st.remove(self.handle, Sub::HandleSrq)?;
+        st.drop_use(self.pz.handle);
+        if let Ok(mut s) = lock(&self.state) {
+            s.freed = true;
+        }
+        Ok(())
+    }
+}
+
+/// Looks up a live SRQ.
+pub fn lookup(addr: usize) -> Result<Ref<Srq>> {
+    handle::expect::<Srq>(addr, Sub::HandleSrq)
+}
