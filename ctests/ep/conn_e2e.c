@@ -623,4 +623,203 @@ TEST(E2E_CONN_13_connection_inside_one_process)
     local_close(&p);
 }
 
+/* §2.1 step 4, [M:dat_evd_dequeue]: the accept data of the active side's
+ * ESTABLISHED stays valid until the EP is freed or reset. */
+TEST(E2E_CONN_14_established_private_data_lifetime)
+{
+    struct pair p;
+    DAT_EP_HANDLE ep1, ep2;
+    unsigned char pd1[64], pd2[64];
+
+    pd_fill(pd1, 64, 140);
+    pd_fill(pd2, 64, 141);
+    REQUIRE(pair_start(&p) == 0);
+    ep1 = mk_ep(&p);
+    ep2 = mk_ep(&p);
+    REQUIRE(ep1 != DAT_HANDLE_NULL && ep2 != DAT_HANDLE_NULL);
+    if (p.server) {
+        REQUIRE(srv_accept_ep(&p, ep1, pd1, 64));
+        REQUIRE(srv_accept_ep(&p, ep2, pd2, 64));
+        EXPECT_CONN_ANY(p.conn_evd, ep1, WAIT_US, DAT_CONNECTION_EVENT_DISCONNECTED,
+                        DAT_CONNECTION_EVENT_BROKEN);
+        HEAR(&p, 'z');
+    } else {
+        DAT_EVENT ev;
+        const unsigned char *keep;
+        CHECK_OK(connect_to(&p, ep1, p.qual, WAIT_US, NULL, 0));
+        REQUIRE(EXPECT_CONN_EV(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, ep1, &ev));
+        keep = ev.event_data.connect_event_data.private_data;
+        REQUIRE(keep != NULL && ev.event_data.connect_event_data.private_data_size == 64);
+        /* other connection traffic, then the end of this connection */
+        cli_connect_ep(&p, ep2, NULL, 0);
+        CHECK_OK(dat_ep_disconnect(ep1, DAT_CLOSE_ABRUPT_FLAG));
+        EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, ep1);
+        CHECK_STATE(ep1, DAT_EP_STATE_DISCONNECTED);
+        CHECK(memcmp(keep, pd1, 64) == 0);
+        say(&p, 'z');
+    }
+    pair_finish(&p);
+}
+
+/* §2.3: the provider-created EP, the whole sequence with a transfer. */
+TEST(E2E_CONN_15_provider_psp_sequence)
+{
+    struct pair p;
+    struct attrs a;
+
+    REQUIRE(pair_start(&p) == 0);
+    REQUIRE(get_attrs(p.ia, &a));
+    if (a.pr.ep_creator == DAT_PSP_CREATES_EP_NEVER) {
+        if (p.server) {
+            DAT_PSP_HANDLE t;
+            DAT_CONN_QUAL q;
+            CHECK_TYPE(dat_psp_create_any(p.ia, &q, p.cr_evd, DAT_PSP_PROVIDER_FLAG, &t),
+                       DAT_MODEL_NOT_SUPPORTED);
+        }
+        NOTE_SKIP("ep_creator NEVER");
+        pair_finish(&p);
+        return;
+    }
+    if (p.server) {
+        struct mr m;
+        DAT_EVD_HANDLE evd = mk_cr_evd(p.ia, 8);
+        DAT_PSP_HANDLE psp;
+        DAT_CONN_QUAL q = 0;
+        DAT_CR_PARAM cp;
+        DAT_EP_PARAM prm;
+        DAT_EP_HANDLE pep;
+        DAT_CR_HANDLE cr;
+        REQUIRE(evd != DAT_HANDLE_NULL && mk_mr(p.ia, p.pz, 4096, &m));
+        REQUIRE(dat_psp_create_any(p.ia, &q, evd, DAT_PSP_PROVIDER_FLAG, &psp) == DAT_SUCCESS);
+        tell_u64(&p, q);
+        cr = WAIT_CR(evd, NULL);
+        REQUIRE(cr != DAT_HANDLE_NULL);
+        memset(&cp, 0, sizeof(cp));
+        REQUIRE(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp) == DAT_SUCCESS);
+        pep = cp.local_ep_handle;
+        CHECK_STATE(pep, DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+        CHECK_TYPE(dat_ep_free(pep), DAT_INVALID_STATE); /* §2.3 step 5, §6.6 */
+        memset(&prm, 0, sizeof(prm));
+        prm.pz_handle = p.pz;
+        prm.recv_evd_handle = p.recv_evd;
+        prm.request_evd_handle = p.req_evd;
+        prm.connect_evd_handle = p.conn_evd;
+        CHECK_OK(dat_ep_modify(pep,
+                               DAT_EP_FIELD_PZ_HANDLE | DAT_EP_FIELD_RECV_EVD_HANDLE |
+                                   DAT_EP_FIELD_REQUEST_EVD_HANDLE |
+                                   DAT_EP_FIELD_CONNECT_EVD_HANDLE,
+                               &prm));
+        CHECK_OK(post_recv(pep, &m, 0, 512, 1));
+        CHECK_OK(dat_cr_accept(cr, DAT_HANDLE_NULL, 0, NULL));
+        EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, pep);
+        if (EXPECT_DTO(p.recv_evd, pep, 1, DAT_DTO_SUCCESS, 200)) {
+            unsigned char want[200];
+            pd_fill(want, 200, 150);
+            CHECK(memcmp(m.buf, want, 200) == 0);
+        }
+        HEAR(&p, 'z');
+    } else {
+        struct mr m;
+        DAT_CONN_QUAL q = hear_u64(&p);
+        DAT_EP_HANDLE ep = mk_ep(&p);
+        REQUIRE(q != 0 && ep != DAT_HANDLE_NULL && mk_mr(p.ia, p.pz, 4096, &m));
+        CHECK_OK(connect_to(&p, ep, q, WAIT_US, NULL, 0));
+        EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, ep);
+        pd_fill(m.buf, 200, 150);
+        CHECK_OK(post_send(ep, &m, 0, 200, 2));
+        EXPECT_DTO(p.req_evd, ep, 2, DAT_DTO_SUCCESS, 200);
+        say(&p, 'z');
+    }
+    pair_finish(&p);
+}
+
+/* §2.10: the passive side frees its EP right after accepting. */
+TEST(E2E_CONN_16_passive_frees_ep_during_setup)
+{
+    struct pair p;
+
+    REQUIRE(pair_start(&p) == 0);
+    if (p.server) {
+        DAT_EP_HANDLE ep = mk_ep(&p);
+        DAT_CR_HANDLE cr = WAIT_CR(p.cr_evd, NULL);
+        REQUIRE(ep != DAT_HANDLE_NULL && cr != DAT_HANDLE_NULL);
+        CHECK_OK(dat_cr_accept(cr, ep, 0, NULL));
+        CHECK_OK(dat_ep_free(ep));
+        HEAR(&p, 'z');
+        /* no event for the freed EP may appear later ([REC] §3.3 rule 5);
+         * one queued before the free is allowed */
+        {
+            DAT_EVENT ev;
+            int n = 0;
+            while (dat_evd_dequeue(p.conn_evd, &ev) == DAT_SUCCESS)
+                n++;
+            CHECK(n <= 1);
+            EXPECT_QUIET(p.conn_evd);
+        }
+    } else {
+        DAT_EP_HANDLE ep = mk_ep(&p);
+        DAT_EVENT_NUMBER got;
+        REQUIRE(ep != DAT_HANDLE_NULL);
+        CHECK_OK(connect_to(&p, ep, p.qual, 3 * US, NULL, 0));
+        got = EXPECT_CONN_ANY(p.conn_evd, ep, WAIT_US, DAT_CONNECTION_EVENT_ESTABLISHED,
+                              DAT_CONNECTION_EVENT_NON_PEER_REJECTED,
+                              DAT_CONNECTION_EVENT_TIMED_OUT, DAT_CONNECTION_EVENT_UNREACHABLE);
+        if (got == DAT_CONNECTION_EVENT_ESTABLISHED)
+            EXPECT_CONN_ANY(p.conn_evd, ep, WAIT_US, DAT_CONNECTION_EVENT_DISCONNECTED,
+                            DAT_CONNECTION_EVENT_BROKEN);
+        CHECK_STATE(ep, DAT_EP_STATE_DISCONNECTED);
+        say(&p, 'z');
+    }
+    pair_finish(&p);
+}
+
+/* T25, §2.12: the passive side disconnects gracefully. */
+TEST(E2E_CONN_17_passive_side_disconnects)
+{
+    struct pair p;
+    struct mr m;
+    DAT_EP_HANDLE ep;
+
+    REQUIRE(pair_start(&p) == 0);
+    REQUIRE(mk_mr(p.ia, p.pz, 4096, &m));
+    REQUIRE(link_ep(&p, &ep));
+    if (p.server) {
+        HEAR(&p, 'r');
+        CHECK_OK(dat_ep_disconnect(ep, DAT_CLOSE_GRACEFUL_FLAG));
+        EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, ep);
+        CHECK_STATE(ep, DAT_EP_STATE_DISCONNECTED);
+        HEAR(&p, 'z');
+    } else {
+        CHECK_OK(post_recv(ep, &m, 0, 256, 7));
+        say(&p, 'r');
+        EXPECT_CONN_ANY(p.conn_evd, ep, WAIT_US, DAT_CONNECTION_EVENT_DISCONNECTED,
+                        DAT_CONNECTION_EVENT_BROKEN);
+        CHECK(state_becomes(ep, DAT_EP_STATE_DISCONNECTED, 1000));
+        EXPECT_DTO(p.recv_evd, ep, 7, DAT_DTO_ERR_FLUSHED, -1);
+        say(&p, 'z');
+    }
+    pair_finish(&p);
+}
+
+/* T30, §2.12: the peer frees a connected EP. */
+TEST(E2E_CONN_18_peer_frees_connected_ep)
+{
+    struct pair p;
+    DAT_EP_HANDLE ep;
+
+    REQUIRE(pair_start(&p) == 0);
+    REQUIRE(link_ep(&p, &ep));
+    if (p.server) {
+        CHECK_OK(dat_ep_free(ep));
+        HEAR(&p, 'z');
+        EXPECT_QUIET(p.conn_evd);
+    } else {
+        EXPECT_CONN_ANY(p.conn_evd, ep, WAIT_US, DAT_CONNECTION_EVENT_DISCONNECTED,
+                        DAT_CONNECTION_EVENT_BROKEN);
+        CHECK(state_becomes(ep, DAT_EP_STATE_DISCONNECTED, 1000));
+        say(&p, 'z');
+    }
+    pair_finish(&p);
+}
+
 CONN_MAIN
