@@ -640,6 +640,7 @@ TEST(E2E_CONN_14_established_private_data_lifetime)
     if (p.server) {
         REQUIRE(srv_accept_ep(&p, ep1, pd1, 64));
         REQUIRE(srv_accept_ep(&p, ep2, pd2, 64));
+        say(&p, '2');
         EXPECT_CONN_ANY(p.conn_evd, ep1, WAIT_US, DAT_CONNECTION_EVENT_DISCONNECTED,
                         DAT_CONNECTION_EVENT_BROKEN);
         HEAR(&p, 'z');
@@ -652,6 +653,7 @@ TEST(E2E_CONN_14_established_private_data_lifetime)
         REQUIRE(keep != NULL && ev.event_data.connect_event_data.private_data_size == 64);
         /* other connection traffic, then the end of this connection */
         cli_connect_ep(&p, ep2, NULL, 0);
+        HEAR(&p, '2');
         CHECK_OK(dat_ep_disconnect(ep1, DAT_CLOSE_ABRUPT_FLAG));
         EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, ep1);
         CHECK_STATE(ep1, DAT_EP_STATE_DISCONNECTED);

@@ -789,7 +789,9 @@ static inline int kid_start(struct kid *k, const struct kid_req *rq)
     char fa[16], fb[16];
     memset(k, 0, sizeof(*k));
     k->pid = -1;
-    if (pipe(a) != 0 || pipe(b) != 0)
+    /* close-on-exec everywhere, so that no other kid inherits our ends (it
+     * would keep this kid's pipe open after kid_end) */
+    if (pipe2(a, O_CLOEXEC) != 0 || pipe2(b, O_CLOEXEC) != 0)
         return 0;
     snprintf(fa, sizeof(fa), "%d", a[0]);
     snprintf(fb, sizeof(fb), "%d", b[1]);
@@ -799,8 +801,14 @@ static inline int kid_start(struct kid *k, const struct kid_req *rq)
     if (k->pid < 0)
         return 0;
     if (k->pid == 0) {
-        close(a[1]);
-        close(b[0]);
+        int fd;
+        /* keep only stdio and our two ends (the PAIR pipes and other kids'
+         * pipes are not ours to hold) */
+        for (fd = 3; fd < 1024; fd++)
+            if (fd != a[0] && fd != b[1])
+                close(fd);
+        fcntl(a[0], F_SETFD, 0);
+        fcntl(b[1], F_SETFD, 0);
         execl("/proc/self/exe", "conn-kid", "--conn-kid", fa, fb, (char *)NULL);
         _exit(127);
     }
