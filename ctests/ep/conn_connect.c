@@ -454,6 +454,7 @@ TEST(ECN_12_unspec_family_and_multicast)
     sin.sin_addr.s_addr = htonl(0xE0000001u);
     r = dat_ep_connect(ep2, (DAT_IA_ADDRESS_PTR)&sin, q, 2 * US, 0, NULL, DAT_QOS_BEST_EFFORT,
                        DAT_CONNECT_DEFAULT_FLAG);
+    fprintf(stderr, "    (224.0.0.1: dat_ep_connect 0x%08x)\n", (unsigned)r);
     if (r == DAT_SUCCESS) {
         EXPECT_CONN_ANY(p.conn_evd, ep2, WAIT_US, DAT_CONNECTION_EVENT_UNREACHABLE,
                         DAT_CONNECTION_EVENT_NON_PEER_REJECTED, DAT_CONNECTION_EVENT_TIMED_OUT);
@@ -1454,6 +1455,7 @@ TEST(EDI_09_abort_active_pending)
         HEAR(&p, 'd');
         ctest_sleep_ms(100);
         r = dat_cr_accept(cr, ep, 0, NULL);
+        fprintf(stderr, "    (accept after the client aborted: 0x%08x)\n", (unsigned)r);
         if (r == DAT_SUCCESS)
             EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR, ep);
         else

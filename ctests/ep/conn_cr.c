@@ -316,6 +316,7 @@ TEST(CRA_10_accept_after_client_timeout)
         ctest_sleep_ms(2000);
         HEAR(&p, 't'); /* the client has seen its timeout */
         r = dat_cr_accept(cr, ep, 0, NULL);
+        fprintf(stderr, "    (late dat_cr_accept: 0x%08x)\n", (unsigned)r);
         if (r == DAT_SUCCESS) {
             EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR, ep);
             CHECK_STATE(ep, DAT_EP_STATE_DISCONNECTED);
@@ -356,6 +357,8 @@ TEST(CRA_11_accept_after_client_freed_ep)
         HEAR(&p, 'f');
         ctest_sleep_ms(200);
         r = dat_cr_accept(cr, ep, 0, NULL);
+        fprintf(stderr, "    (dat_cr_accept after the client freed its EP: 0x%08x)\n",
+                (unsigned)r);
         if (r == DAT_SUCCESS)
             EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR, ep);
         else
@@ -468,6 +471,7 @@ TEST(CRA_14_rdma_read_credit_mismatch)
         cr = WAIT_CR(p.cr_evd, NULL);
         REQUIRE(cr != DAT_HANDLE_NULL);
         r = dat_cr_accept(cr, ep, 0, NULL);
+        fprintf(stderr, "    (accept with max_rdma_read_in 0: 0x%08x)\n", (unsigned)r);
         if (r == DAT_SUCCESS) {
             what = 1;
             EXPECT_CONN_ANY(p.conn_evd, ep, WAIT_US, DAT_CONNECTION_EVENT_ESTABLISHED,
@@ -608,6 +612,7 @@ TEST(CRH_03_handoff_to_nobody)
         DAT_RETURN r;
         REQUIRE(dead != 0 && cr != DAT_HANDLE_NULL);
         r = dat_cr_handoff(cr, dead);
+        fprintf(stderr, "    (dat_cr_handoff to a dead qualifier: 0x%08x)\n", (unsigned)r);
         if (r == DAT_SUCCESS) {
             /* lenient path: the client then sees NON_PEER_REJECTED */
             tell_u64(&p, 1);

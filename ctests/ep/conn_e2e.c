@@ -824,4 +824,63 @@ TEST(E2E_CONN_18_peer_frees_connected_ep)
     pair_finish(&p);
 }
 
+/*
+ * §4.19 side effects with traffic: a PSP that produced CRs (one rejected,
+ * one accepted and still connected) is freed; a request after the free is
+ * refused as if nothing listened, and the qualifier can be taken again.
+ */
+TEST(E2E_CONN_19_psp_free_after_traffic_releases_qualifier)
+{
+    struct pair p;
+    struct kid k1, k2, k3, k4;
+    DAT_CR_HANDLE cr;
+    DAT_EP_HANDLE ep, ep4;
+    DAT_PSP_HANDLE psp2 = DAT_HANDLE_NULL;
+    DAT_EVENT ev;
+
+    REQUIRE(local_open(&p));
+    ep = mk_ep(&p);
+    ep4 = mk_ep(&p);
+    REQUIRE(ep != DAT_HANDLE_NULL && ep4 != DAT_HANDLE_NULL);
+    REQUIRE(dat_psp_create_any(p.ia, &p.qual, p.cr_evd, DAT_PSP_CONSUMER_FLAG, &p.psp) ==
+            DAT_SUCCESS);
+    /* one rejected request */
+    REQUIRE(kid_go(&p, &k1, p.qual, WAIT_US));
+    cr = WAIT_CR(p.cr_evd, NULL);
+    REQUIRE(cr != DAT_HANDLE_NULL);
+    CHECK_OK(dat_cr_reject(cr));
+    kid_expect(&k1, DAT_CONNECTION_EVENT_PEER_REJECTED);
+    kid_end(&k1);
+    /* one accepted connection that stays up */
+    REQUIRE(kid_go(&p, &k2, p.qual, WAIT_US));
+    cr = WAIT_CR(p.cr_evd, NULL);
+    REQUIRE(cr != DAT_HANDLE_NULL);
+    CHECK_OK(dat_cr_accept(cr, ep, 0, NULL));
+    EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, ep);
+    kid_expect(&k2, DAT_CONNECTION_EVENT_ESTABLISHED);
+
+    CHECK_OK(dat_psp_free(p.psp));
+    /* refused as if nothing listened */
+    REQUIRE(kid_go(&p, &k3, p.qual, 3 * US));
+    kid_expect(&k3, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
+    kid_end(&k3);
+    EXPECT_QUIET(p.cr_evd);
+    /* the qualifier is free again */
+    CHECK_OK(dat_psp_create(p.ia, p.qual, p.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp2));
+    if (psp2 != DAT_HANDLE_NULL) {
+        REQUIRE(kid_go(&p, &k4, p.qual, WAIT_US));
+        cr = WAIT_CR(p.cr_evd, &ev);
+        if (cr != DAT_HANDLE_NULL) {
+            CHECK(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle == psp2);
+            CHECK_OK(dat_cr_accept(cr, ep4, 0, NULL));
+            EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, ep4);
+            kid_expect(&k4, DAT_CONNECTION_EVENT_ESTABLISHED);
+        }
+        kid_end(&k4);
+    }
+    CHECK_STATE(ep, DAT_EP_STATE_CONNECTED);
+    kid_end(&k2);
+    local_close(&p);
+}
+
 CONN_MAIN

@@ -571,7 +571,12 @@ TEST(PSF_04_provider_ep_survives_free)
             memset(&cp, 0, sizeof(cp));
             CHECK_OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp));
             CHECK_OK(dat_psp_free(psp));
-            CHECK_STATE(cp.local_ep_handle, DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+            {
+                DAT_EP_PARAM epp;
+                memset(&epp, 0, sizeof(epp));
+                CHECK_OK(dat_ep_query(cp.local_ep_handle, DAT_EP_FIELD_ALL, &epp));
+                CHECK(epp.ep_state == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+            }
             CHECK_OK(dat_cr_reject(cr));
             kid_expect(&k, DAT_CONNECTION_EVENT_PEER_REJECTED);
         }
