@@ -209,6 +209,9 @@ struct Inner {
     local_port: u64,
     remote: Option<SocketAddr>,
     remote_port: u64,
+    /// Queue pairs replaced by `dat_ep_modify` whose flushed receives are
+    /// still to be reported (their streams stay attached).
+    retired: Vec<QpNum>,
     /// Reserved by an RSP, or waiting for the consumer's answer to a CR.
     reserved_by: Option<Handle>,
     /// Created by a provider PSP for a request (handed back on reject).
@@ -380,7 +383,8 @@ impl Ep {
         if !dto_ok(a.max_request_dtos) {
             return Err(bad);
         }
-        if !(with_srq && a.max_recv_dtos == HW_DEFAULT) && !dto_ok(a.max_recv_dtos) {
+        let srq_default = with_srq && a.max_recv_dtos == HW_DEFAULT;
+        if !srq_default && !dto_ok(a.max_recv_dtos) {
             return Err(bad);
         }
         let iov_ok = |v: i32, max: i32| v >= 1 && v <= max;
@@ -472,9 +476,18 @@ impl Ep {
         } else {
             None
         };
+        if args.with_srq && args.attr.is_none() {
+            return Err(DatError::arg(attr_arg));
+        }
+        if let (Some(s), Some(p)) = (&srq, &pz) {
+            if s.pz.handle != p.handle && !ia.provider_attributes.srq_ep_pz_difference_supported {
+                return Err(DatError::arg(2));
+            }
+        }
         let mut attr = args.attr.unwrap_or_else(|| Self::default_attr(ia));
-        if args.attr.is_none() && srq.is_some() {
-            attr.max_recv_dtos = 0;
+        if srq.is_some() {
+            // Ignored for an SRQ EP (§4.2): the SRQ's own limit applies.
+            attr.max_recv_iov = ia.limits.max_iov_segments_per_dto;
         }
         Self::check_attr(ia, &attr, srq.is_some(), attr_arg)?;
         if args.attr.is_some() {
@@ -549,6 +562,7 @@ impl Ep {
                 attr,
                 qp: None,
                 sink: None,
+                retired: Vec::new(),
                 local_port: 0,
                 remote: None,
                 remote_port: 0,
@@ -840,7 +854,13 @@ impl Ep {
             || set(MAX_RDMA_READ_IOV)
             || set(MAX_RDMA_WRITE_IOV);
         let old_qp = if structural && state == UNCONNECTED {
-            self.detach_qp(&mut i)
+            // Receives posted on the old queue pair complete flushed
+            // (§3.3: every post gets its completion): its streams stay
+            // attached until the EP is reset or freed.
+            i.qp.take().inspect(|qp| {
+                let _ = qp.reset();
+                i.retired.push(qp.num());
+            })
         } else {
             None
         };
@@ -980,6 +1000,11 @@ impl Ep {
     /// Takes the queue pair away (its streams detached); the caller drops
     /// it with no lock held.
     fn detach_qp(&self, i: &mut Inner) -> Option<Arc<dyn QueuePair>> {
+        for n in std::mem::take(&mut i.retired) {
+            for e in [&i.req_evd, &i.recv_evd].into_iter().flatten() {
+                e.detach(n);
+            }
+        }
         let qp = i.qp.take()?;
         for e in [&i.req_evd, &i.recv_evd].into_iter().flatten() {
             e.detach(qp.num());
@@ -1190,6 +1215,10 @@ impl Ep {
                 }
             }
             Request::Read(r) => {
+                if attr.max_rdma_read_out <= 0 {
+                    // No outbound read credits: a resource the EP lacks.
+                    return Err(DatError::resources(Sub::None));
+                }
                 if r.len > attr.max_rdma_size {
                     return Err(DatError::arg(4));
                 }
@@ -1763,7 +1792,7 @@ impl Ep {
 
     fn on_cm(&self, qp: Option<QpNum>, ev: CmEvent<'_>) {
         let (number, pd_len, evd) = {
-            let i = lock_anyway(&self.inner);
+            let mut i = lock_anyway(&self.inner);
             if i.freed || i.qp.as_ref().map(|q| q.num()) != qp {
                 return;
             }
@@ -1813,8 +1842,17 @@ impl Ep {
                 _ => return,
             };
             self.set_state(next);
+            if next == CONNECTED && i.local_port == 0 {
+                if let Some(a) = i.qp.as_ref().and_then(|q| q.local_addr()) {
+                    i.local_port = u64::from(a.port());
+                }
+            }
             (number, pd_len, i.conn_evd.clone())
         };
+        self.post_cm(number, pd_len, evd);
+    }
+
+    fn post_cm(&self, number: u32, pd_len: usize, evd: Option<Arc<Evd>>) {
         if let Some(evd) = evd {
             let pd_ptr = if pd_len > 0 {
                 lock_anyway(&self.exposed).private_data.as_ptr() as usize

@@ -605,7 +605,9 @@ impl Evd {
         let unsig = |f: u32| f & crate::object::ep::COMPLETION_UNSIGNALLED != 0;
         let q = lock_anyway(&self.q);
         q.stream_flags.iter().all(|(&(_, r), &f)| {
-            !(recv && unsig(flags) && !unsig(f)) && !(r && unsig(f) && !unsig(flags))
+            let joins_unsignalled_recv = recv && unsig(flags) && !unsig(f);
+            let meets_unsignalled_recv = r && unsig(f) && !unsig(flags);
+            !joins_unsignalled_recv && !meets_unsignalled_recv
         })
     }
 
@@ -770,7 +772,8 @@ impl Evd {
     /// (used by `dat_cno_wait` at entry: a pending event counts as a trigger).
     pub(crate) fn has_notifiable_event(&self) -> bool {
         let q = lock_anyway(&self.q);
-        !q.dead && q.enabled && !q.waiter && !(q.events.is_empty() && q.deferred.is_empty())
+        let pending = !q.events.is_empty() || !q.deferred.is_empty();
+        !q.dead && q.enabled && !q.waiter && pending
     }
 
     /// Leaves the queue lock poisoned, as a panic inside an EVD call would.

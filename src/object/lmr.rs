@@ -85,10 +85,14 @@ pub struct Lmr {
     key_index: u32,
 }
 
-/// The key-table rights of DAT privileges. Local access is always allowed
-/// for reading (a DTO may send from any LMR); the rest follow the bits.
+/// The key-table rights of DAT privileges: each bit grants its access (a
+/// Send or RDMA Write from an LMR without LOCAL_READ is a privileges
+/// violation, §4.13).
 pub(crate) fn rights_of(privileges: u32) -> Rights {
-    let mut r = Rights::LOCAL_READ;
+    let mut r = Rights::NONE;
+    if privileges & PRIV_LOCAL_READ != 0 {
+        r = r.union(Rights::LOCAL_READ);
+    }
     if privileges & PRIV_LOCAL_WRITE != 0 {
         r = r.union(Rights::LOCAL_WRITE);
     }

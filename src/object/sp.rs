@@ -413,7 +413,9 @@ pub struct Cr {
     remote: SocketAddr,
     remote_sa: Box<SockAddrStorage>,
     private_data: Box<[u8]>,
-    listener: Arc<dyn Listener>,
+    /// Taken when the request is answered (the listener's port is freed
+    /// with its service point, not with the CR's memory).
+    listener: Mutex<Option<Arc<dyn Listener>>>,
     /// The CR's own EP (RSP, provider PSP).
     ep: Option<Arc<Ep>>,
     conn_qual: u64,
@@ -442,7 +444,7 @@ impl Cr {
             remote,
             remote_sa: Box::new(SockAddrStorage::from(remote)),
             private_data: private_data.into(),
-            listener,
+            listener: Mutex::new(Some(listener)),
             ep,
             conn_qual: sp.qual(),
         });
@@ -469,6 +471,10 @@ impl Cr {
     fn retire(&self) -> Result<()> {
         let mut st = self.ia.live_state()?;
         st.remove(self.handle, Sub::HandleCr)
+    }
+
+    fn take_listener(&self) -> Option<Arc<dyn Listener>> {
+        lock_anyway(&self.listener).take()
     }
 
     /// `dat_cr_accept`. Every failure leaves the CR, the EP and the peer
@@ -501,11 +507,13 @@ impl Cr {
         match self.ia.dev.accept(self.request, qp.as_ref(), private_data) {
             Ok(()) => {
                 let _ = self.retire();
+                self.take_listener();
                 Ok(())
             }
             Err(DeviceError::NotFound) => {
                 // The peer gave up meanwhile: the accept completes with an error.
                 let _ = self.retire();
+                self.take_listener();
                 ep.accept_error();
                 Ok(())
             }
@@ -522,7 +530,9 @@ impl Cr {
     /// `dat_cr_reject`: the peer sees `PEER_REJECTED`.
     pub fn reject(&self) -> Result<()> {
         self.retire()?;
-        let _ = self.listener.reject(self.request, &[]);
+        if let Some(l) = self.take_listener() {
+            let _ = l.reject(self.request, &[]);
+        }
         if let Some(ep) = &self.ep {
             ep.rejected();
         }
@@ -550,20 +560,24 @@ impl Cr {
             return Err(DatError::resources(Sub::None));
         }
         self.retire()?;
-        target.on_handoff(self);
+        if let Some(l) = self.take_listener() {
+            target.on_handoff(self, l);
+        }
         Ok(())
     }
 
     /// IA close: the request is refused.
     pub(crate) fn destroy(&self) {
-        let _ = self.listener.reject(self.request, NON_PEER_MARK);
+        if let Some(l) = self.take_listener() {
+            let _ = l.reject(self.request, NON_PEER_MARK);
+        }
     }
 }
 
 impl Sp {
     /// A request handed off to this service point: a new CR for the same
     /// transport request, answered through the original listener.
-    fn on_handoff(self: &Arc<Self>, from: &Cr) {
+    fn on_handoff(self: &Arc<Self>, from: &Cr, listener: Arc<dyn Listener>) {
         let ep = match self.kind {
             SpKind::Rsp => {
                 let ep = {
@@ -586,7 +600,7 @@ impl Sp {
                         Some(ep)
                     }
                     _ => {
-                        let _ = from.listener.reject(from.request, NON_PEER_MARK);
+                        let _ = listener.reject(from.request, NON_PEER_MARK);
                         return;
                     }
                 }
@@ -597,7 +611,7 @@ impl Sp {
                     Some(ep)
                 }
                 Err(_) => {
-                    let _ = from.listener.reject(from.request, NON_PEER_MARK);
+                    let _ = listener.reject(from.request, NON_PEER_MARK);
                     return;
                 }
             },
@@ -608,12 +622,12 @@ impl Sp {
             from.request,
             from.remote,
             &from.private_data,
-            from.listener.clone(),
+            listener.clone(),
             ep,
         ) {
             Ok(cr) => cr,
             Err(_) => {
-                let _ = from.listener.reject(from.request, NON_PEER_MARK);
+                let _ = listener.reject(from.request, NON_PEER_MARK);
                 return;
             }
         };

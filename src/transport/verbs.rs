@@ -365,6 +365,10 @@ pub trait QueuePair: Send + Sync {
     fn reset(&self) -> Result<(), DeviceError>;
     /// Receives posted and not yet consumed, and the queue's depth.
     fn recv_outstanding(&self) -> (u32, u32);
+    /// The local address of the connection, while connected.
+    fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
 }
 
 /// A listening port.

@@ -2533,6 +2533,13 @@ impl QueuePair for IwarpQp {
         }
     }
 
+    fn local_addr(&self) -> Option<SocketAddr> {
+        match &lock(&self.inner).phase {
+            Phase::Up(up) => up.stream.stream.local_addr().ok(),
+            _ => None,
+        }
+    }
+
     fn recv_outstanding(&self) -> (u32, u32) {
         let inner = lock(&self.inner);
         let n = match &inner.phase {
