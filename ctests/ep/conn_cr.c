@@ -686,6 +686,7 @@ TEST(CRQ_01_all_fields_consumer_psp)
         DAT_UINT64 cport;
         DAT_CR_HANDLE cr = WAIT_CR(p.cr_evd, NULL);
         REQUIRE(cr != DAT_HANDLE_NULL);
+        say(&p, 'c'); /* the request is here; the client is ACTIVE_CONNECTION_PENDING */
         REQUIRE(pair_hear(&p, &caddr, sizeof(caddr)) == 0);
         cport = hear_u64(&p);
         memset(&cp, 0xA5, sizeof(cp));
@@ -708,8 +709,11 @@ TEST(CRQ_01_all_fields_consumer_psp)
         REQUIRE(dat_ia_query(p.ia, NULL, DAT_IA_FIELD_ALL, &ia_a, 0, NULL) == DAT_SUCCESS);
         memcpy(&me, ia_a.ia_address_ptr, sa_len(ia_a.ia_address_ptr));
         CHECK_OK(connect_to(&p, ep, p.qual, WAIT_US, pd, 33));
+        HEAR(&p, 'c');
         memset(&prm, 0, sizeof(prm));
+        /* local_port_qual is meaningful in ACTIVE_CONNECTION_PENDING (§4.9) */
         CHECK_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &prm));
+        CHECK(prm.ep_state == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
         pair_tell(&p, &me, sizeof(me));
         tell_u64(&p, prm.local_port_qual);
         EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, ep);
