@@ -786,8 +786,15 @@ struct kid {
 static inline int kid_start(struct kid *k, const struct kid_req *rq)
 {
     int a[2], b[2];
-    char fa[16], fb[16];
+    char fa[16], fb[16], self[4096];
+    ssize_t sl;
     memset(k, 0, sizeof(*k));
+    /* the program's own path (readlink rather than exec of /proc/self/exe,
+     * which would name the interpreter under valgrind) */
+    sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (sl <= 0)
+        return 0;
+    self[sl] = '\0';
     k->pid = -1;
     /* close-on-exec everywhere, so that no other kid inherits our ends (it
      * would keep this kid's pipe open after kid_end) */
@@ -809,7 +816,7 @@ static inline int kid_start(struct kid *k, const struct kid_req *rq)
                 close(fd);
         fcntl(a[0], F_SETFD, 0);
         fcntl(b[1], F_SETFD, 0);
-        execl("/proc/self/exe", "conn-kid", "--conn-kid", fa, fb, (char *)NULL);
+        execl(self, "conn-kid", "--conn-kid", fa, fb, (char *)NULL);
         _exit(127);
     }
     close(a[0]);
