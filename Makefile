@@ -91,6 +91,9 @@ $(CTOUT)/%: ctests/%.c ctests/common/ctest.h ctests/common/waiter.h ctests/commo
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) -o $@ $< $(LDFLAGS_T)
 
+# The connection tests share a helper header.
+$(filter $(CTOUT)/ep/conn_%,$(EP_BIN)): ctests/ep/conn_util.h
+
 $(CTOUT)/registry/lib%.so: ctests/registry/%.c include/dat/udat.h $(LIBOUT)/libdat.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CWARN) -g -fPIC -shared -Iinclude -o $@ $< -L$(LIBOUT) -ldat
