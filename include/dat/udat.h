@@ -2628,20 +2628,20 @@ DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
  */
 DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr_handle,
                         DAT_CR_PARAM_MASK cr_param_mask,
                         DAT_CR_PARAM *cr_param);
 
 /**
- * Accepts a connection request.
+ * Accepts a connection request on an endpoint.
  *
  * # Safety
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (CR, EP), `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
  */
 DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle,
                          DAT_EP_HANDLE ep_handle,
@@ -2649,24 +2649,24 @@ DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle,
                          DAT_PVOID private_data);
 
 /**
- * Rejects a connection request.
+ * Rejects a connection request (the peer sees `PEER_REJECTED`).
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
  */
 DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle);
 
 /**
- * Hands a connection request to another service point.
+ * Hands a connection request to the service point on another qualifier.
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (CR).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`.
  */
 DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff);
 
@@ -2677,7 +2677,8 @@ DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff);
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, PZ, EVDs), `DAT_INVALID_PARAMETER`,
+ * `DAT_MODEL_NOT_SUPPORTED`, `DAT_INSUFFICIENT_RESOURCES`.
  */
 DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
                          DAT_PZ_HANDLE pz_handle,
@@ -2694,7 +2695,7 @@ DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ * As `dat_ep_create`, plus `DAT_INVALID_HANDLE` (SRQ).
  */
 DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia_handle,
                                   DAT_PZ_HANDLE pz_handle,
@@ -2712,7 +2713,7 @@ DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
  */
 DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
                         DAT_EP_PARAM_MASK ep_param_mask,
@@ -2725,7 +2726,7 @@ DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
  */
 DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle,
                          DAT_EP_PARAM_MASK ep_param_mask,
@@ -2738,7 +2739,8 @@ DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`,
+ * `DAT_INVALID_ADDRESS`, `DAT_INVALID_STATE`, `DAT_MODEL_NOT_SUPPORTED`.
  */
 DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
                           DAT_IA_ADDRESS_PTR remote_ia_address,
@@ -2750,13 +2752,14 @@ DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
                           DAT_CONNECT_FLAGS connect_flags);
 
 /**
- * Connects to the peer of another connected endpoint.
+ * Connects to the same remote service point as a connected endpoint.
  *
  * # Safety
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * As `dat_ep_connect`; `DAT_INVALID_HANDLE`/`DAT_INVALID_STATE` for the
+ * duplicated endpoint.
  */
 DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle,
                               DAT_EP_HANDLE ep_dup_handle,
@@ -2766,24 +2769,25 @@ DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle,
                               DAT_QOS qos);
 
 /**
- * Disconnects an endpoint.
+ * Disconnects (gracefully or abruptly) or aborts a connection setup.
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
  */
 DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS close_flags);
 
 /**
- * Posts a send.
+ * Posts a Send.
  *
  * # Safety
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`,
+ * `DAT_PRIVILEGES_VIOLATION`, `DAT_PROTECTION_VIOLATION`, `DAT_INSUFFICIENT_RESOURCES`.
  */
 DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep_handle,
                             DAT_COUNT num_segments,
@@ -2792,13 +2796,13 @@ DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep_handle,
                             DAT_COMPLETION_FLAGS completion_flags);
 
 /**
- * Posts a receive buffer.
+ * Posts a receive.
  *
  * # Safety
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * As `dat_ep_post_send`.
  */
 DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep_handle,
                             DAT_COUNT num_segments,
@@ -2813,7 +2817,7 @@ DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * As `dat_ep_post_send`, plus `DAT_LENGTH_ERROR`.
  */
 DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep_handle,
                                  DAT_COUNT num_segments,
@@ -2829,7 +2833,7 @@ DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * As `dat_ep_post_send`, plus `DAT_LENGTH_ERROR`.
  */
 DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep_handle,
                                   DAT_COUNT num_segments,
@@ -2839,13 +2843,13 @@ DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep_handle,
                                   DAT_COMPLETION_FLAGS completion_flags);
 
 /**
- * Returns the endpoint state and whether its queues are idle.
+ * Returns the state and whether DTOs are outstanding.
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * Pointer arguments are NULL or valid for the call (NULL outputs are skipped).
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
  */
 DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle,
                              DAT_EP_STATE *ep_state,
@@ -2853,48 +2857,48 @@ DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle,
                              DAT_BOOLEAN *request_idle);
 
 /**
- * Destroys an endpoint.
+ * Destroys an endpoint (aborting any connection).
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_STATE`.
  */
 DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep_handle);
 
 /**
- * Returns a disconnected endpoint to the unconnected state.
+ * Returns a disconnected endpoint to UNCONNECTED.
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_STATE`.
  */
 DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle);
 
 /**
- * Reports receive buffer usage of an endpoint.
+ * Receive buffers allocated to the endpoint and their span.
  *
  * # Safety
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
  */
 DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep_handle,
                              DAT_COUNT *nbufs_allocated,
                              DAT_COUNT *bufs_alloc_span);
 
 /**
- * Sets receive watermarks of an endpoint.
+ * Endpoint watermarks: 1.2 has no event for them (rulings: watermarks).
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (EP).
+ * `DAT_MODEL_NOT_SUPPORTED`, `DAT_INVALID_HANDLE`.
  */
 DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep_handle,
                                 DAT_COUNT soft_high_watermark,
@@ -3361,7 +3365,8 @@ DAT_RETURN dat_registry_remove_provider(DAT_PROVIDER *provider,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, EVD), `DAT_INVALID_PARAMETER`,
+ * `DAT_CONN_QUAL_IN_USE`, `DAT_INSUFFICIENT_RESOURCES`.
  */
 DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
                           DAT_CONN_QUAL conn_qual,
@@ -3376,7 +3381,7 @@ DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ * As `dat_psp_create`; the chosen qualifier is written to `conn_qual`.
  */
 DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia_handle,
                               DAT_CONN_QUAL *conn_qual,
@@ -3385,13 +3390,13 @@ DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia_handle,
                               DAT_PSP_HANDLE *psp_handle);
 
 /**
- * Returns service point parameters.
+ * Returns public service point parameters.
  *
  * # Safety
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
  */
 DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle,
                          DAT_PSP_PARAM_MASK psp_param_mask,
@@ -3401,21 +3406,22 @@ DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle,
  * Destroys a public service point.
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (PSP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
  */
 DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle);
 
 /**
- * Creates a reserved service point.
+ * Creates a reserved service point for one endpoint.
  *
  * # Safety
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, EP, EVD), `DAT_INVALID_PARAMETER`,
+ * `DAT_INVALID_STATE`, `DAT_CONN_QUAL_IN_USE`.
  */
 DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
                           DAT_CONN_QUAL conn_qual,
@@ -3430,20 +3436,20 @@ DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
  */
 DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle,
                          DAT_RSP_PARAM_MASK rsp_param_mask,
                          DAT_RSP_PARAM *rsp_param);
 
 /**
- * Destroys a reserved service point.
+ * Destroys a reserved service point (an unused endpoint returns to UNCONNECTED).
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (RSP).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`.
  */
 DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle);
 
@@ -3454,7 +3460,8 @@ DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle);
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * `DAT_INVALID_HANDLE` (IA); `DAT_NOT_IMPLEMENTED` for this library's IAs until the connection layer lands.
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE` (IA, PZ), `DAT_INVALID_PARAMETER`,
+ * `DAT_INSUFFICIENT_RESOURCES`.
  */
 DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
                           DAT_PZ_HANDLE pz_handle,
@@ -3462,13 +3469,13 @@ DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
                           DAT_SRQ_HANDLE *srq_handle);
 
 /**
- * Destroys a shared receive queue.
+ * Destroys a shared receive queue no endpoint uses.
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_STATE` (in use).
  */
 DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq_handle);
 
@@ -3479,7 +3486,8 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq_handle);
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`,
+ * `DAT_PRIVILEGES_VIOLATION`, `DAT_PROTECTION_VIOLATION`, `DAT_INSUFFICIENT_RESOURCES`.
  */
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
                              DAT_COUNT num_segments,
@@ -3493,7 +3501,7 @@ DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
  * Pointer arguments are NULL or valid for the call.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER` (mask, NULL).
  */
 DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq_handle,
                          DAT_SRQ_PARAM_MASK srq_param_mask,
@@ -3503,21 +3511,21 @@ DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq_handle,
  * Changes the capacity of a shared receive queue.
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ * `DAT_SUCCESS`, `DAT_INVALID_HANDLE`, `DAT_INVALID_PARAMETER`, `DAT_INVALID_STATE`.
  */
 DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq_handle, DAT_COUNT srq_max_recv_dto);
 
 /**
- * Sets the low watermark of a shared receive queue.
+ * The low watermark: 1.2 has no event for it (rulings: watermarks).
  *
  * # Safety
- * Pointer arguments are NULL or valid for the call.
+ * The handle is validated.
  *
  * # Returns
- * The third-party provider's result, or `DAT_INVALID_HANDLE` (SRQ).
+ * `DAT_MODEL_NOT_SUPPORTED`, `DAT_INVALID_HANDLE`.
  */
 DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle, DAT_COUNT low_watermark);
 

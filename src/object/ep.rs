@@ -1518,6 +1518,13 @@ impl Ep {
                 other => device_error(other),
             });
         }
+        // The local port the peer sees as the CR's remote_port_qual.
+        if let Some(a) = qp.local_addr() {
+            let mut i = lock_anyway(&self.inner);
+            if i.local_port == 0 && i.qp.as_ref().is_some_and(|q| q.num() == qp.num()) {
+                i.local_port = u64::from(a.port());
+            }
+        }
         Ok(())
     }
 

@@ -2536,6 +2536,7 @@ impl QueuePair for IwarpQp {
     fn local_addr(&self) -> Option<SocketAddr> {
         match &lock(&self.inner).phase {
             Phase::Up(up) => up.stream.stream.local_addr().ok(),
+            Phase::Connecting { stream, .. } => stream.stream.local_addr().ok(),
             _ => None,
         }
     }
