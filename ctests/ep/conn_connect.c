@@ -319,8 +319,6 @@ TEST(ECN_09_reject_gives_peer_rejected)
 
 TEST(ECN_10_held_request_times_out)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("known issue (docs/endpoints.md): a connect timeout while the server holds the request sometimes does not fire");
     struct pair p;
 
     REQUIRE(pair_start(&p) == 0);
@@ -727,8 +725,6 @@ TEST(ECN_21_stale_ep_handle)
 
 TEST(ECN_22_backlog_full_non_peer_rejected)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("known issue (docs/endpoints.md): a connect timeout while the server holds the request sometimes does not fire");
     backlog_case();
 }
 
@@ -1028,8 +1024,6 @@ TEST(EDC_08_dup_unsupported_qos)
 
 TEST(EDC_09_dup_held_times_out)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("known issue (docs/endpoints.md): a connect timeout while the server holds the request sometimes does not fire");
     struct pair p;
     DAT_EP_HANDLE ep1, ep2;
 

@@ -107,8 +107,6 @@ TEST(E2E_CONN_02_reject_then_reset_and_connect)
 
 TEST(E2E_CONN_03_held_cr_times_out)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("known issue (docs/endpoints.md): a connect timeout while the server holds the request sometimes does not fire");
     struct pair p;
 
     REQUIRE(pair_start(&p) == 0);

@@ -2255,6 +2255,21 @@ impl Feeder for IwarpQp {
     }
 }
 
+/// The next time the queue pair's phase must be stepped whatever happens
+/// on its socket.
+fn phase_deadline(inner: &Inner) -> Option<Instant> {
+    match &inner.phase {
+        Phase::Connecting { deadline, .. }
+        | Phase::Accepting { deadline, .. }
+        | Phase::Draining { deadline, .. } => Some(*deadline),
+        Phase::Up(up) => match (up.closing, up.not_ready.as_ref().map(|n| n.1)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        },
+        Phase::Idle | Phase::Closed => None,
+    }
+}
+
 impl Source for IwarpQp {
     fn run(&self) -> Run {
         let ran = match self.inner.try_lock() {
@@ -2270,11 +2285,21 @@ impl Source for IwarpQp {
             }
         };
         let _ = ran;
+        // Stopped at its budget: the rest is already here, and no new edge
+        // will say so.
+        let more = (self.rx_more.load(Ordering::Relaxed) || self.tx_more.load(Ordering::Relaxed))
+            .then(Instant::now);
+        // A deadline of the phase (connect, accept, drain, close, receiver
+        // not ready) must stay scheduled: running replaces the timer.
+        let due = match self.inner.try_lock() {
+            Ok(g) => phase_deadline(&g),
+            Err(_) => Some(Instant::now() + Duration::from_micros(100)),
+        };
         Run {
-            // Stopped at its budget: the rest is already here, and no new
-            // edge will say so.
-            at: (self.rx_more.load(Ordering::Relaxed) || self.tx_more.load(Ordering::Relaxed))
-                .then(Instant::now),
+            at: match (more, due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
             output: self.tx_blocked.load(Ordering::Relaxed),
         }
     }
