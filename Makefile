@@ -73,7 +73,8 @@ check-header:
 	$(CBINDGEN) --config cbindgen.toml --crate dat --output $(BUILD)/udat.h.fresh ffi
 	diff -u include/dat/udat.h $(BUILD)/udat.h.fresh
 
-cargo-test:
+# The examples first: tests/netns_dat.rs runs them across two namespaces.
+cargo-test: examples
 	$(CARGO) test --workspace
 
 # Model check of the wait/wake protocol (src/wait/notify.rs) with loom, in
