@@ -20,7 +20,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -188,6 +188,13 @@ struct PostInfo {
     rmr: Option<Handle>,
 }
 
+/// The EP configuration a post reads.
+struct PostView {
+    qp: Option<Arc<dyn QueuePair>>,
+    attr: EpAttr,
+    pz: Option<u64>,
+}
+
 /// The request kind of a post.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Request {
@@ -241,6 +248,10 @@ pub struct Ep {
     recv_posts: Mutex<VecDeque<u32>>,
     /// Completion flags of the two streams (translation reads them).
     recv_flags: AtomicU32,
+    /// The SRQ the EP receives from (fixed at creation).
+    srq_handle: Option<Handle>,
+    /// A completion sink exists (a direction's EVD is NULL).
+    has_sink: AtomicBool,
     exposed: Mutex<Exposed>,
     me: Weak<Ep>,
 }
@@ -317,7 +328,7 @@ fn device_error(e: DeviceError) -> DatError {
 
 /// The scatter/gather list of an IOV, on the stack: zero-length segments
 /// are left out (their other fields are ignored, §3.6).
-fn sgl(iov: &[Segment], buf: &mut [Sge; MAX_IOV]) -> Result<(usize, u64)> {
+pub(crate) fn sgl(iov: &[Segment], buf: &mut [Sge; MAX_IOV]) -> Result<(usize, u64)> {
     let mut n = 0;
     let mut total: u64 = 0;
     for s in iov {
@@ -553,6 +564,8 @@ impl Ep {
             req_posts: Mutex::new(VecDeque::with_capacity(req_cap)),
             recv_posts: Mutex::new(VecDeque::with_capacity(recv_cap)),
             recv_flags: AtomicU32::new(attr.recv_completion_flags),
+            srq_handle: srq.as_ref().map(|s| s.handle),
+            has_sink: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 pz,
                 recv_evd: recv,
@@ -936,12 +949,14 @@ impl Ep {
         }
         let pz = i.pz.clone().ok_or(DatError::state(Sub::EpNotReady))?;
         let dev = &self.ia.dev;
+        let has_sink = &self.has_sink;
         let sink = |i: &mut Inner| -> Result<Arc<dyn CompletionQueue>> {
             if let Some(s) = &i.sink {
                 return Ok(s.clone());
             }
             let s = dev.create_cq(1024).map_err(device_error)?;
             i.sink = Some(s.clone());
+            has_sink.store(true, Ordering::Relaxed);
             Ok(s)
         };
         let send_cq = match i.req_evd.as_ref().and_then(|e| e.cq()) {
@@ -1034,7 +1049,7 @@ impl Ep {
             if !recv_stream {
                 return None;
             }
-            let srq = lock_anyway(&self.inner).srq.as_ref().map(|s| s.handle);
+            let srq = self.srq_handle;
             let post_flags = if srq.is_some() {
                 0
             } else {
@@ -1117,7 +1132,15 @@ impl Ep {
     // ───────────────────────────────── posting ─────────────────────────────────
 
     /// A post on a DISCONNECTED EP: accepted and flushed at once (§3.3 rule 2).
-    fn flush_now(&self, evd: Option<Arc<Evd>>, cookie: u64, rmr: Option<Handle>) -> Result<()> {
+    fn flush_now(&self, recv: bool, cookie: u64, rmr: Option<Handle>) -> Result<()> {
+        let evd = {
+            let i = lock_anyway(&self.inner);
+            if recv {
+                i.recv_evd.clone()
+            } else {
+                i.req_evd.clone()
+            }
+        };
         if let Some(evd) = evd {
             let (number, data) = match rmr {
                 Some(rmr) => (
@@ -1160,10 +1183,7 @@ impl Ep {
     /// `dat_ep_post_send` / `_rdma_write` / `_rdma_read`.
     pub fn post(&self, iov: &[Segment], cookie: u64, req: Request, flags: u32) -> Result<()> {
         let state = self.state();
-        let (qp, attr, evd) = {
-            let i = self.inner()?;
-            (i.qp.clone(), i.attr, i.req_evd.clone())
-        };
+        let PostView { qp, attr, pz } = self.view()?;
         if state != CONNECTED && state != DISCONNECTED {
             return Err(state_error(state));
         }
@@ -1231,21 +1251,16 @@ impl Ep {
                 }
             }
         };
-        // Local segments are checked (key, PZ, bounds, rights) whatever the state.
-        let pz = lock_anyway(&self.inner).pz.as_ref().map(|p| p.key_id());
-        let need = if matches!(req, Request::Read(_)) {
-            Access::LOCAL_WRITE
-        } else {
-            Access::LOCAL_READ
-        };
-        for s in &buf[..n] {
-            self.ia
-                .keys()
-                .check_local(s.lkey, s.addr, s.len, need, pz)
-                .map_err(|f| key_fault(f, 2))?;
-        }
         if state == DISCONNECTED {
-            return self.flush_now(evd, cookie, None);
+            // Local segments are checked (key, PZ, bounds, rights) even
+            // here; on a connected queue pair the transport's post does it.
+            let need = if matches!(req, Request::Read(_)) {
+                Access::LOCAL_WRITE
+            } else {
+                Access::LOCAL_READ
+            };
+            self.check_segments(&buf[..n], need, pz)?;
+            return self.flush_now(false, cookie, None);
         }
         let Some(qp) = qp else {
             return Err(state_error(state));
@@ -1266,7 +1281,7 @@ impl Ep {
             n = used;
         }
         let sgl = &buf[..n];
-        self.submit(&qp, evd, cookie, flags, None, |qp| {
+        self.submit(&qp, cookie, flags, None, |qp| {
             qp.post_send(&SendWr {
                 wr_id: cookie,
                 op,
@@ -1283,7 +1298,6 @@ impl Ep {
     fn submit(
         &self,
         qp: &Arc<dyn QueuePair>,
-        evd: Option<Arc<Evd>>,
         cookie: u64,
         flags: u32,
         rmr: Option<Handle>,
@@ -1300,25 +1314,42 @@ impl Ep {
                 lock_anyway(&self.req_posts).pop_back();
                 self.release(false);
                 if e == PostError::State && self.state() >= DISCONNECT_PENDING {
-                    return self.flush_now(evd, cookie, rmr);
+                    return self.flush_now(false, cookie, rmr);
                 }
                 Err(post_error(e, 2))
             }
         }
     }
 
+    /// What a post needs of the EP's configuration, under one short lock.
+    fn view(&self) -> Result<PostView> {
+        let i = self.inner()?;
+        Ok(PostView {
+            qp: i.qp.clone(),
+            attr: i.attr,
+            pz: i.pz.as_ref().map(|p| p.key_id()),
+        })
+    }
+
+    /// §3.7 step 6 for posts the transport does not see.
+    fn check_segments(&self, sgl: &[Sge], need: Access, pz: Option<u64>) -> Result<()> {
+        for s in sgl {
+            self.ia
+                .keys()
+                .check_local(s.lkey, s.addr, s.len, need, pz)
+                .map_err(|f| key_fault(f, 2))?;
+        }
+        Ok(())
+    }
+
     /// Completions of a direction whose EVD is NULL are discarded.
     fn drain_sink(&self) {
+        if !self.has_sink.load(Ordering::Relaxed) {
+            return;
+        }
         let sink = lock_anyway(&self.inner).sink.clone();
         if let Some(cq) = sink {
-            let mut wcs = [Wc {
-                wr_id: 0,
-                status: WcStatus::Success,
-                op: WcOp::Send,
-                byte_len: 0,
-                qp: 0,
-                solicited: false,
-            }; 16];
+            let mut wcs = [crate::object::evd::NO_WC; 16];
             loop {
                 let n = cq.poll(&mut wcs);
                 for wc in &wcs[..n] {
@@ -1339,20 +1370,18 @@ impl Ep {
 
     /// `dat_ep_post_recv`.
     pub fn post_recv(&self, iov: &[Segment], cookie: u64, flags: u32) -> Result<()> {
-        let (qp, attr, evd, srq) = {
+        let (qp, attr, pz) = {
             let mut i = self.inner()?;
             if i.srq.is_some() {
                 return Err(DatError::of(Type::InvalidState));
             }
-            let state = self.state();
-            let qp = if state == DISCONNECTED {
-                i.qp.clone()
+            let qp = if self.state() == DISCONNECTED {
+                None
             } else {
                 Some(self.ensure_qp(&mut i)?)
             };
-            (qp, i.attr, i.recv_evd.clone(), i.srq.is_some())
+            (qp, i.attr, i.pz.as_ref().map(|p| p.key_id()))
         };
-        let _ = srq;
         if flags & !POST_FLAGS != 0
             || flags & (COMPLETION_SUPPRESS | COMPLETION_BARRIER_FENCE | COMPLETION_SOLICITED_WAIT)
                 != 0
@@ -1373,18 +1402,11 @@ impl Ep {
             lkey: 0,
         }; MAX_IOV];
         let (n, _) = sgl(iov, &mut buf)?;
-        let pz = lock_anyway(&self.inner).pz.as_ref().map(|p| p.key_id());
-        for s in &buf[..n] {
-            self.ia
-                .keys()
-                .check_local(s.lkey, s.addr, s.len, Access::LOCAL_WRITE, pz)
-                .map_err(|f| key_fault(f, 2))?;
-        }
-        if self.state() == DISCONNECTED {
-            return self.flush_now(evd, cookie, None);
-        }
         let Some(qp) = qp else {
-            return Err(state_error(self.state()));
+            // DISCONNECTED: checked here (the transport does it otherwise),
+            // then accepted and flushed.
+            self.check_segments(&buf[..n], Access::LOCAL_WRITE, pz)?;
+            return self.flush_now(true, cookie, None);
         };
         self.take_slot(true)?;
         lock_anyway(&self.recv_posts).push_back(flags);
@@ -1397,7 +1419,7 @@ impl Ep {
                 lock_anyway(&self.recv_posts).pop_back();
                 self.release(true);
                 if e == PostError::State && self.state() >= DISCONNECT_PENDING {
-                    return self.flush_now(evd, cookie, None);
+                    return self.flush_now(true, cookie, None);
                 }
                 Err(post_error(e, 2))
             }
@@ -1414,10 +1436,7 @@ impl Ep {
         flags: u32,
     ) -> Result<u32> {
         let state = self.state();
-        let (qp, attr, evd, pz) = {
-            let i = self.inner()?;
-            (i.qp.clone(), i.attr, i.req_evd.clone(), i.pz.clone())
-        };
+        let PostView { qp, attr, pz } = self.view()?;
         if state != CONNECTED && state != DISCONNECTED {
             return Err(state_error(state));
         }
@@ -1429,18 +1448,18 @@ impl Ep {
         {
             return Err(DatError::arg(6));
         }
-        if pz.as_ref().map(|p| p.handle) != Some(rmr.pz.handle) {
+        if pz != Some(rmr.pz.key_id()) {
             return Err(DatError::of(Type::ProtectionViolation));
         }
         if state == DISCONNECTED {
-            self.flush_now(evd, cookie, Some(rmr.handle))?;
+            self.flush_now(false, cookie, Some(rmr.handle))?;
             return Ok(0);
         }
         let Some(qp) = qp else {
             return Err(state_error(state));
         };
         let mut key = 0;
-        self.submit(&qp, evd, cookie, flags, Some(rmr.handle), |qp| {
+        self.submit(&qp, cookie, flags, Some(rmr.handle), |qp| {
             qp.post_bind(&BindWr {
                 wr_id: cookie,
                 window: rmr.window(),

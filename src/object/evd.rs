@@ -72,7 +72,8 @@ struct Stream {
     request_depth: u32,
 }
 
-const NO_WC: Wc = Wc {
+/// A blank completion (initialises poll buffers).
+pub(crate) const NO_WC: Wc = Wc {
     wr_id: 0,
     status: WcStatus::Success,
     op: WcOp::Send,
@@ -480,7 +481,8 @@ impl Evd {
             } else {
                 cq.poll(&mut wcs[..room])
             };
-            let mut q = lock_anyway(&self.q);
+            let mut guard = lock_anyway(&self.q);
+            let q = &mut *guard;
             let mut notified = false;
             for wc in &wcs[..n] {
                 let Some(s) = q.streams.get(&wc.qp) else {
@@ -490,8 +492,7 @@ impl Evd {
                 if (recv && !s.recv) || (!recv && !s.request) {
                     continue;
                 }
-                let ep = s.ep.clone();
-                if let Some((mut ev, notify)) = ep.translate(wc, recv) {
+                if let Some((mut ev, notify)) = s.ep.translate(wc, recv) {
                     ev.evd = self.handle;
                     if q.events.len() < q.qlen {
                         q.events.push_back(ev);
@@ -517,7 +518,7 @@ impl Evd {
             if notified {
                 self.changed();
             }
-            drop(q);
+            drop(guard);
             if !more {
                 break;
             }

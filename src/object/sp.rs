@@ -217,9 +217,7 @@ impl Sp {
         if flags & !PSP_PROVIDER != 0 {
             return Err(DatError::arg(4));
         }
-        if !any && qual == 0 {
-            return Err(DatError::arg(2));
-        }
+        // Qualifier 0 (port 0) is "any": only dat_psp_create_any asks for it.
         if !any && transport::port_of_qualifier(qual) == 0 {
             return Err(DatError::arg(2));
         }
@@ -239,7 +237,7 @@ impl Sp {
     pub fn create_rsp(ia: &Arc<Ia>, qual: u64, ep: Handle, evd: Handle) -> Result<Arc<Sp>> {
         let e = ep::lookup(ep.addr())?;
         ia::same_ia(&e.ia, ia, Sub::HandleEp)?;
-        if qual == 0 || transport::port_of_qualifier(qual) == 0 {
+        if transport::port_of_qualifier(qual) == 0 {
             return Err(DatError::arg(2));
         }
         Self::create(ia, qual, evd, SpKind::Rsp, Some(e.arc())).map(|(s, _)| s)
@@ -296,67 +294,78 @@ impl Sp {
         s.ep = None;
     }
 
-    fn refuse(&self, request: u64) {
-        let l = lock_anyway(&self.state).listener.clone();
-        if let Some(l) = l {
-            let _ = l.reject(request, NON_PEER_MARK);
+    fn on_request(self: &Arc<Self>, request: u64, remote: SocketAddr, private_data: &[u8]) {
+        let listener = {
+            let s = lock_anyway(&self.state);
+            if s.freed {
+                // Its listener is gone; the transport closes the request.
+                return;
+            }
+            s.listener.clone()
+        };
+        if let Some(listener) = listener {
+            self.deliver(request, remote, private_data, listener);
         }
     }
 
-    fn on_request(self: &Arc<Self>, request: u64, remote: SocketAddr, private_data: &[u8]) {
-        let (listener, ep) = {
-            let mut s = lock_anyway(&self.state);
-            if s.freed {
-                return;
-            }
-            let ep = match self.kind {
-                SpKind::Rsp => {
-                    if s.used {
+    /// A request for this service point (arrived, or handed off from
+    /// another one): a CR and `DAT_CONNECTION_REQUEST_EVENT`, or a
+    /// non-peer refusal through `listener` when it cannot be taken.
+    fn deliver(
+        self: &Arc<Self>,
+        request: u64,
+        remote: SocketAddr,
+        private_data: &[u8],
+        listener: Arc<dyn Listener>,
+    ) {
+        let refuse = || {
+            let _ = listener.reject(request, NON_PEER_MARK);
+        };
+        // An RSP takes one request.
+        let rsp_ep = match self.kind {
+            SpKind::Rsp => {
+                let mut s = lock_anyway(&self.state);
+                match s.ep.clone() {
+                    Some(ep) if !s.used && !s.freed => {
+                        s.used = true;
+                        Some(ep)
+                    }
+                    _ => {
                         drop(s);
-                        self.refuse(request);
+                        refuse();
                         return;
                     }
-                    s.used = true;
-                    s.ep.clone()
                 }
-                SpKind::Psp { .. } => None,
-            };
-            (s.listener.clone(), ep)
-        };
-        let Some(listener) = listener else {
-            return;
+            }
+            SpKind::Psp { .. } => None,
         };
         if !self.evd.has_room() {
-            let _ = listener.reject(request, NON_PEER_MARK);
-            if ep.is_some() {
+            if rsp_ep.is_some() {
                 lock_anyway(&self.state).used = false;
             }
+            refuse();
             return;
         }
         let remote_port = u64::from(remote.port());
-        let ep = match self.kind {
-            SpKind::Rsp => {
-                let Some(ep) = ep else {
-                    let _ = listener.reject(request, NON_PEER_MARK);
-                    return;
-                };
+        let ep = match (self.kind, rsp_ep) {
+            (SpKind::Rsp, Some(ep)) => {
                 if !ep.request_arrived(remote, remote_port, self.qual()) {
-                    let _ = listener.reject(request, NON_PEER_MARK);
+                    refuse();
                     return;
                 }
                 Some(ep)
             }
-            SpKind::Psp { provider: true } => match Ep::create_for_request(&self.ia) {
+            (SpKind::Psp { provider: true }, _) => match Ep::create_for_request(&self.ia) {
                 Ok(ep) => {
                     ep.tentative_for(remote, remote_port, self.qual());
                     Some(ep)
                 }
                 Err(_) => {
-                    let _ = listener.reject(request, NON_PEER_MARK);
+                    refuse();
                     return;
                 }
             },
-            SpKind::Psp { provider: false } => None,
+            _ => None,
         };
         let cr = match Cr::create(
             self,
@@ -368,7 +377,7 @@ impl Sp {
         ) {
             Ok(cr) => cr,
             Err(_) => {
-                let _ = listener.reject(request, NON_PEER_MARK);
+                refuse();
                 if let Some(ep) = ep {
                     ep.rejected();
                 }
@@ -561,7 +570,7 @@ impl Cr {
         }
         self.retire()?;
         if let Some(l) = self.take_listener() {
-            target.on_handoff(self, l);
+            target.deliver(self.request, self.remote, &self.private_data, l);
         }
         Ok(())
     }
@@ -571,82 +580,6 @@ impl Cr {
         if let Some(l) = self.take_listener() {
             let _ = l.reject(self.request, NON_PEER_MARK);
         }
-    }
-}
-
-impl Sp {
-    /// A request handed off to this service point: a new CR for the same
-    /// transport request, answered through the original listener.
-    fn on_handoff(self: &Arc<Self>, from: &Cr, listener: Arc<dyn Listener>) {
-        let ep = match self.kind {
-            SpKind::Rsp => {
-                let ep = {
-                    let mut s = lock_anyway(&self.state);
-                    if s.used || s.freed {
-                        None
-                    } else {
-                        s.used = true;
-                        s.ep.clone()
-                    }
-                };
-                match ep {
-                    Some(ep)
-                        if ep.request_arrived(
-                            from.remote,
-                            u64::from(from.remote.port()),
-                            self.qual(),
-                        ) =>
-                    {
-                        Some(ep)
-                    }
-                    _ => {
-                        let _ = listener.reject(from.request, NON_PEER_MARK);
-                        return;
-                    }
-                }
-            }
-            SpKind::Psp { provider: true } => match Ep::create_for_request(&self.ia) {
-                Ok(ep) => {
-                    ep.tentative_for(from.remote, u64::from(from.remote.port()), self.qual());
-                    Some(ep)
-                }
-                Err(_) => {
-                    let _ = listener.reject(from.request, NON_PEER_MARK);
-                    return;
-                }
-            },
-            SpKind::Psp { provider: false } => None,
-        };
-        let cr = match Cr::create(
-            self,
-            from.request,
-            from.remote,
-            &from.private_data,
-            listener.clone(),
-            ep,
-        ) {
-            Ok(cr) => cr,
-            Err(_) => {
-                let _ = listener.reject(from.request, NON_PEER_MARK);
-                return;
-            }
-        };
-        let sp_handle = match self.kind {
-            SpKind::Rsp => Handle::NULL,
-            SpKind::Psp { .. } => self.handle,
-        };
-        self.evd.post_provider_event(
-            Event::new(
-                event::CONNECTION_REQUEST,
-                EventData::ConnectionRequest {
-                    sp: sp_handle,
-                    local_addr: &*self.ia.sockaddr as *const SockAddrStorage as usize,
-                    conn_qual: self.qual(),
-                    cr: cr.handle,
-                },
-            ),
-            true,
-        );
     }
 }
 

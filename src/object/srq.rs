@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::object::ep::{key_fault, Segment, MAX_IOV};
+use crate::object::ep::{key_fault, sgl, Segment, MAX_IOV};
 use crate::object::ia::{self, Ia};
 use crate::object::{lock, Object, Pz};
 use crate::transport::verbs::Device;
-use crate::transport::verbs::{Access, PostError, RecvWr, Sge, SharedReceiveQueue};
+use crate::transport::verbs::{PostError, RecvWr, Sge, SharedReceiveQueue};
 
 /// `DAT_SRQ_PARAM` as the core sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,27 +148,9 @@ impl Srq {
             len: 0,
             lkey: 0,
         }; MAX_IOV];
-        let mut n = 0;
-        for seg in iov.iter().filter(|s| s.len > 0) {
-            buf[n] = Sge {
-                addr: seg.addr,
-                len: seg.len,
-                lkey: seg.lmr_context,
-            };
-            n += 1;
-        }
-        for g in &buf[..n] {
-            self.ia
-                .keys()
-                .check_local(
-                    g.lkey,
-                    g.addr,
-                    g.len,
-                    Access::LOCAL_WRITE,
-                    Some(self.pz.key_id()),
-                )
-                .map_err(|f| key_fault(f, 2))?;
-        }
+        // The transport's post checks every segment (key, the SRQ's PZ,
+        // bounds, rights).
+        let (n, _) = sgl(iov, &mut buf)?;
         self.outstanding
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
                 (v < max).then_some(v + 1)

@@ -307,6 +307,41 @@ impl From<SocketAddr> for SockAddrStorage {
     }
 }
 
+impl SockAddrStorage {
+    /// The bytes of a `sockaddr_in`/`sockaddr_in6` of this family, or
+    /// `None` for any other family.
+    pub fn len_of_family(family: u16) -> Option<usize> {
+        match family {
+            AF_INET => Some(16),
+            AF_INET6 => Some(28),
+            _ => None,
+        }
+    }
+
+    /// The address (the inverse of `From<SocketAddr>`); `None` for a
+    /// family other than `AF_INET`/`AF_INET6`.
+    pub fn to_socket_addr(&self) -> Option<SocketAddr> {
+        let b = &self.bytes;
+        let port = u16::from_be_bytes([b[2], b[3]]);
+        match u16::from_ne_bytes([b[0], b[1]]) {
+            AF_INET => Some(SocketAddr::from(([b[4], b[5], b[6], b[7]], port))),
+            AF_INET6 => {
+                let mut ip = [0u8; 16];
+                ip.copy_from_slice(&b[8..24]);
+                let flow = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+                let scope = u32::from_ne_bytes([b[24], b[25], b[26], b[27]]);
+                Some(SocketAddr::V6(std::net::SocketAddrV6::new(
+                    ip.into(),
+                    port,
+                    flow,
+                    scope,
+                )))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The TCP port of a DAT connection qualifier: a qualifier that fits in 16
 /// bits is the port; a larger one maps to `q % 32001 + 33534`, as OFED's
 /// dapl rdma_cm provider does, so that peers running real dapl over iWARP
@@ -322,6 +357,21 @@ pub fn port_of_qualifier(q: u64) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sockaddr_storage_round_trips_both_families() {
+        for a in [
+            "10.1.2.3:4791".parse::<SocketAddr>().unwrap(),
+            "[fe80::1%3]:65535".parse::<SocketAddr>().unwrap(),
+        ] {
+            let sa = SockAddrStorage::from(a);
+            assert_eq!(sa.to_socket_addr(), Some(a));
+        }
+        let mut sa = SockAddrStorage { bytes: [0; 32] };
+        sa.bytes[0..2].copy_from_slice(&1u16.to_ne_bytes()); // AF_UNIX
+        assert_eq!(sa.to_socket_addr(), None);
+        assert_eq!(SockAddrStorage::len_of_family(1), None);
+    }
 
     #[test]
     fn qualifiers_map_to_ports_as_ofed_dapl() {

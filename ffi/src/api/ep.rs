@@ -3,12 +3,13 @@
 //! status, reset and free. Conversion only: the behaviour is in
 //! `udapl::object::ep`.
 
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::net::SocketAddr;
 
 use udapl::error::{DatError, Sub, Type};
 use udapl::handle::Handle;
 use udapl::object::ep::{self, EpArgs, EpAttr, EpParam, RemoteSegment, Request, Segment, MAX_IOV};
 use udapl::object::{ia, Ep};
+use udapl::transport::SockAddrStorage;
 
 use crate::boundary::{entry, input, opt_out, out};
 use crate::types::*;
@@ -74,36 +75,17 @@ pub(crate) fn read_sockaddr(p: DAT_IA_ADDRESS_PTR, argn: u32) -> udapl::Result<S
     if p.is_null() {
         return Err(DatError::arg(argn));
     }
+    let unsupported = DatError::new(Type::InvalidAddress, Sub::AddressUnsupported);
     let b = p as *const u8;
     // SAFETY: a socket address starts with its 2-byte family; the consumer
     // passes a valid address. Read byte-wise (no alignment assumed).
     let family = unsafe { u16::from_ne_bytes([b.read(), b.add(1).read()]) };
-    let rd = |off: usize, n: usize| -> Vec<u8> {
-        // SAFETY: inside the sockaddr of the family read above.
-        (0..n).map(|i| unsafe { b.add(off + i).read() }).collect()
-    };
-    match i32::from(family) {
-        libc::AF_INET => {
-            let port = rd(2, 2);
-            let ip = rd(4, 4);
-            Ok(SocketAddr::V4(SocketAddrV4::new(
-                Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]),
-                u16::from_be_bytes([port[0], port[1]]),
-            )))
-        }
-        libc::AF_INET6 => {
-            let port = rd(2, 2);
-            let ip: [u8; 16] = rd(8, 16).try_into().map_err(|_| DatError::arg(argn))?;
-            let scope = rd(24, 4);
-            Ok(SocketAddr::V6(SocketAddrV6::new(
-                Ipv6Addr::from(ip),
-                u16::from_be_bytes([port[0], port[1]]),
-                0,
-                u32::from_ne_bytes([scope[0], scope[1], scope[2], scope[3]]),
-            )))
-        }
-        _ => Err(DatError::new(Type::InvalidAddress, Sub::AddressUnsupported)),
-    }
+    let len = SockAddrStorage::len_of_family(family).ok_or(unsupported)?;
+    let mut sa = SockAddrStorage { bytes: [0; 32] };
+    // SAFETY: a sockaddr of that family is `len` readable bytes; they are
+    // copied into our storage, no reference to the consumer's memory is made.
+    unsafe { std::ptr::copy_nonoverlapping(b, sa.bytes.as_mut_ptr(), len) };
+    sa.to_socket_addr().ok_or(unsupported)
 }
 
 fn attr_from_c(a: &DAT_EP_ATTR) -> EpAttr {

@@ -2608,7 +2608,15 @@ impl SharedReceiveQueue for IwarpSrq {
         if !lock(&self.ring).push(e) {
             return Err(PostError::QueueFull);
         }
-        // A Send that found the queue empty is waiting: let it land now.
+        // A Send that found the queue empty is waiting: let it land now
+        // (rare: the common post neither collects nor allocates).
+        let any_waiting = lock(&self.qps)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|q| q.rnr_waiting.load(Ordering::Acquire));
+        if !any_waiting {
+            return Ok(());
+        }
         let waiting: Vec<Arc<IwarpQp>> = lock(&self.qps)
             .iter()
             .filter_map(Weak::upgrade)
