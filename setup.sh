@@ -21,7 +21,8 @@ apt_install() {  # [apt-get option...] package...
 
 need_apt=()
 # tshark: Wireshark's iWARP dissectors check the wire format (tests/wire_tshark.rs).
-for tool in cc:gcc c++:g++ make:make valgrind:valgrind nm:binutils readelf:binutils pkg-config:pkg-config tshark:tshark; do
+# ip: the tests between network namespaces (tests/netns.rs, tests/netns_dat.rs).
+for tool in cc:gcc c++:g++ make:make valgrind:valgrind nm:binutils readelf:binutils pkg-config:pkg-config tshark:tshark ip:iproute2; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || need_apt+=("${tool##*:}")
 done
 if [[ " ${need_apt[*]} " == *" tshark "* ]]; then
