@@ -377,6 +377,10 @@ pub trait Listener: Send + Sync {
     fn port(&self) -> u16;
     /// Refuses a pending request, sending `private_data` with the refusal.
     fn reject(&self, request: u64, private_data: &[u8]) -> Result<(), DeviceError>;
+    /// Stops listening now: the port is free for another listener when
+    /// this returns, even while other holders keep the object alive.
+    /// Requests already accepted stay pending until answered.
+    fn close(&self);
 }
 
 /// An opened adapter.

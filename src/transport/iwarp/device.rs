@@ -767,11 +767,11 @@ impl Device for IwarpDevice {
         let l = Arc::new(IwarpListener {
             regs: Mutex::new(Vec::new()),
             dev: self.me.clone(),
-            socks,
+            socks: Mutex::new(socks),
             port,
             cm,
         });
-        for s in &l.socks {
+        for s in lock(&l.socks).iter() {
             let src: Weak<dyn Source> = Arc::downgrade(&l) as Weak<IwarpListener>;
             let reg = progress::register(s.as_fd(), src).map_err(|_| DeviceError::Resources)?;
             lock(&l.regs).push(reg);
@@ -877,8 +877,9 @@ pub struct IwarpListener {
     /// Watched by the progress thread (dropped before the sockets).
     regs: Mutex<Vec<Reg>>,
     dev: Weak<IwarpDevice>,
-    /// The device's address, then loopback if that is another address.
-    socks: Vec<TcpListener>,
+    /// The device's address, then loopback if that is another address;
+    /// emptied by [`Listener::close`].
+    socks: Mutex<Vec<TcpListener>>,
     port: u16,
     cm: Arc<dyn CmHandler>,
 }
@@ -889,8 +890,8 @@ impl IwarpListener {
             return false;
         };
         let mut any = false;
-        for (s, _) in self
-            .socks
+        let socks = lock(&self.socks);
+        for (s, _) in socks
             .iter()
             .flat_map(|l| std::iter::from_fn(|| l.accept().ok()))
         {
@@ -980,6 +981,12 @@ impl Listener for IwarpListener {
             let _ = pend.stream.shutdown(Shutdown::Write);
         }
         Ok(())
+    }
+
+    fn close(&self) {
+        // Registrations go before the sockets they watch.
+        drop(std::mem::take(&mut *lock(&self.regs)));
+        drop(std::mem::take(&mut *lock(&self.socks)));
     }
 }
 
@@ -3305,6 +3312,26 @@ mod tests {
         a.qp.connect(SocketAddr::new(LO, 0), port, b"", DEADLINE)
             .expect("connect");
         assert_eq!(wait_ev(&[&da], &a.rec), Got::Unreachable);
+    }
+
+    #[test]
+    fn closed_listener_frees_its_port_while_still_held() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let l = da.listen(0, Arc::new(Rec::default())).expect("listen");
+        let held = l.clone();
+        let port = l.port();
+        l.close();
+        drop(l);
+        let again = da
+            .listen(port, Arc::new(Rec::default()))
+            .expect("port free after close");
+        assert_eq!(again.port(), port);
+        drop(held);
+        // The old listener's last drop leaves the new one alone.
+        assert_eq!(
+            da.listen(port, Arc::new(Rec::default())).err(),
+            Some(DeviceError::PortInUse)
+        );
     }
 
     fn send_recv(len: usize) {
