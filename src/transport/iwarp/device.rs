@@ -2528,6 +2528,12 @@ impl QueuePair for IwarpQp {
                 ev
             }
             Phase::Up(mut up) => {
+                // Acknowledgements left for the next step are owed for
+                // what already arrived (a NIC would have sent them on
+                // receipt): they go before the reset.
+                if up.conn.only_acks_due() {
+                    let _ = self.pump_tx(&mut up);
+                }
                 let mut sink = self.sink();
                 up.conn.flush(&mut sink);
                 set_linger_zero(&up.stream);
@@ -2821,15 +2827,17 @@ mod tests {
         }
     }
 
+    const NO_WC_T: Wc = Wc {
+        wr_id: 0,
+        status: WcStatus::Fatal,
+        op: WcOp::Send,
+        byte_len: 0,
+        qp: 0,
+        solicited: false,
+    };
+
     fn wait_wc(devs: &[&Arc<IwarpDevice>], cq: &Arc<dyn CompletionQueue>) -> Wc {
-        let mut out = [Wc {
-            wr_id: 0,
-            status: WcStatus::Fatal,
-            op: WcOp::Send,
-            byte_len: 0,
-            qp: 0,
-            solicited: false,
-        }];
+        let mut out = [NO_WC_T];
         spin(devs, || cq.poll(&mut out) == 1);
         out[0]
     }
@@ -3475,6 +3483,43 @@ mod tests {
             assert_eq!((w.wr_id, w.status), (id, WcStatus::Flushed));
         }
         assert_eq!(b.qp.state(), QpState::Closed);
+    }
+
+    #[test]
+    fn abrupt_disconnect_sends_the_acknowledgements_it_owes() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let src = pattern(64, 7);
+        let dst = vec![0u8; 64];
+        let (ms, md) = (reg(a, &src), reg(b, &dst));
+        b.qp.post_recv(&RecvWr {
+            wr_id: 1,
+            sgl: &[sge(&md, 64)],
+        })
+        .expect("recv");
+        a.qp.post_send(&SendWr {
+            wr_id: 2,
+            op: SendOp::Send { solicited: false },
+            sgl: &[sge(&ms, 64)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("send");
+        // B polls (its acknowledgement may wait for its next step), sees
+        // the receive, and resets the connection at once.
+        let mut out = [NO_WC_T; 1];
+        let end = Instant::now() + DEADLINE;
+        while b.cq.poll(&mut out) == 0 {
+            assert!(Instant::now() < end, "deadline");
+        }
+        assert_eq!((out[0].wr_id, out[0].status), (1, WcStatus::Success));
+        b.qp.disconnect(false).expect("disconnect");
+        let w = wait_wc(&[&a.dev], &a.cq);
+        assert_eq!(
+            (w.wr_id, w.status),
+            (2, WcStatus::Success),
+            "the Send arrived: A's completion must say so"
+        );
     }
 
     #[test]
