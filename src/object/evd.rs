@@ -398,9 +398,11 @@ impl Evd {
             (q.events.len() >= threshold, q.notified)
         };
         let mut seen = None;
+        let idle = || self.ia.dev.idle();
         let sleep = Sleep {
             deadline,
             fd: cq.map(|c| c.wait_fd()),
+            before: Some(&idle),
         };
         let r = wait::wait(&self.waiters, sleep, held, || {
             if let Some(cq) = cq {

@@ -430,4 +430,10 @@ pub trait Device: Send + Sync {
     /// once; returns whether anything happened. The transport's background
     /// thread calls it when no application thread is polling.
     fn progress(&self) -> bool;
+
+    /// The calling thread is about to sleep: what it was polling is left
+    /// to the transport's own thread from now on (queue pairs whose
+    /// completion queues it sleeps on excepted), without the grace period
+    /// a poller that merely lost its core gets.
+    fn idle(&self) {}
 }

@@ -868,6 +868,12 @@ impl Device for IwarpDevice {
         }
         any
     }
+
+    fn idle(&self) {
+        if !progress::inherited(self.gen) {
+            progress::hand_over();
+        }
+    }
 }
 
 // ─────────────────────────────── listener ───────────────────────────────

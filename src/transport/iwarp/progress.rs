@@ -29,7 +29,12 @@
 //!   again after 1 ms, doubling up to 8 ms while the application stays
 //!   active; it takes over once the counter has stood still for 10 ms (a
 //!   poller the scheduler keeps off its core for a while has not
-//!   stopped). A source nobody polls is run at once.
+//!   stopped). A source nobody polls is run at once. An application
+//!   thread about to sleep ([`hand_over`], from the device's `idle`) ends
+//!   that grace period at once for every source left for polling: it will
+//!   not poll them, so waiting out the 10 ms would only delay them (a
+//!   connection's teardown or setup seen by a thread that now sleeps on a
+//!   connection EVD, for example).
 //! - Priority: the thread runs at the process's normal priority. A lower
 //!   one (tried: nice 19) lets busy application threads starve it while it
 //!   holds a queue pair's lock, and then their polls spin on that lock; the
@@ -44,7 +49,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -108,6 +113,11 @@ struct Entry {
     away: Arc<AtomicBool>,
     /// When the thread last saw the activity counter move.
     moved_at: Option<Instant>,
+    /// Away because an application polled it (counted in
+    /// [`Engine::polled_away`]), not because a thread sleeps on it.
+    polled: bool,
+    /// Handed over ([`hand_over`]): the next look ignores earlier polls.
+    fresh: bool,
 }
 
 struct Table {
@@ -123,7 +133,13 @@ struct Engine {
     epoll: Epoll,
     wake: EventFd,
     table: Mutex<Table>,
+    /// Moves at each [`hand_over`] that found sources to take.
+    handover: AtomicU64,
 }
+
+/// Entries of this process's engine away because an application polled
+/// them (reset in a forked child, whose engine starts empty).
+static POLLED_AWAY: AtomicUsize = AtomicUsize::new(0);
 
 /// Counts fork()s into a child (set by a `pthread_atfork` handler).
 static FORK_GEN: AtomicU32 = AtomicU32::new(0);
@@ -131,6 +147,7 @@ static ATFORK: std::sync::Once = std::sync::Once::new();
 
 extern "C" fn forked_child() {
     FORK_GEN.fetch_add(1, Ordering::Relaxed);
+    POLLED_AWAY.store(0, Ordering::Relaxed);
 }
 
 /// The current fork generation: objects remember it at creation, and one
@@ -181,6 +198,7 @@ fn engine() -> std::io::Result<Arc<Engine>> {
             next_token: 1,
             running: false,
         }),
+        handover: AtomicU64::new(0),
     });
     *g = Some(e.clone());
     Ok(e)
@@ -230,6 +248,8 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
                 aside: STEP_ASIDE,
                 away: away.clone(),
                 moved_at: None,
+                polled: false,
+                fresh: false,
             },
         );
         let start = !t.running;
@@ -302,7 +322,11 @@ impl Drop for Reg {
         let mut t = lock(&self.engine.table);
         // In a forked child the parent's epoll instance is shared: leave it.
         let ours = self.engine.pid == std::process::id();
-        if let Some(ent) = t.entries.remove(&self.token).filter(|_| ours) {
+        let ent = t.entries.remove(&self.token);
+        if ours && ent.as_ref().is_some_and(|e| e.polled) {
+            POLLED_AWAY.fetch_sub(1, Ordering::Relaxed);
+        }
+        if let Some(ent) = ent.filter(|_| ours) {
             // SAFETY: the owner drops its registration before closing the
             // descriptor, so `ent.fd` is still open here.
             let fd = unsafe { BorrowedFd::borrow_raw(ent.fd) };
@@ -314,6 +338,25 @@ impl Drop for Reg {
             let _ = self.engine.wake.write(1);
         }
     }
+}
+
+/// An application thread is about to sleep: the sources it was polling
+/// (away for activity, not for a sleeper) are run now instead of after the
+/// grace period given to a poller that may only have lost its core. Costs
+/// one load when nothing is away for activity.
+pub fn hand_over() {
+    if POLLED_AWAY.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let e = {
+        let g = lock(&ENGINE);
+        match g.as_ref() {
+            Some(e) if e.pid == std::process::id() => e.clone(),
+            _ => return,
+        }
+    };
+    e.handover.fetch_add(1, Ordering::Relaxed);
+    let _ = e.wake.write(1);
 }
 
 /// True while a progress thread serves this process.
@@ -335,6 +378,7 @@ pub fn stats() -> (u64, u64) {
 fn serve(engine: Arc<Engine>) {
     let mut events = [EpollEvent::empty(); 64];
     let mut due: Vec<u64> = Vec::with_capacity(64);
+    let mut handed = 0u64;
     loop {
         let timeout = {
             let mut t = lock(&engine.table);
@@ -372,6 +416,14 @@ fn serve(engine: Arc<Engine>) {
         let now = Instant::now();
         {
             let mut t = lock(&engine.table);
+            let h = engine.handover.load(Ordering::Relaxed);
+            if h != handed {
+                handed = h;
+                for (&tok, e) in t.entries.iter_mut().filter(|(_, e)| e.polled) {
+                    e.fresh = true;
+                    due.push(tok);
+                }
+            }
             while let Some(&Reverse((at, tok))) = t.timers.peek() {
                 if at > now {
                     break;
@@ -395,15 +447,16 @@ fn serve(engine: Arc<Engine>) {
 
 /// Runs one source unless an application drives it.
 fn run_one(engine: &Engine, tok: u64) {
-    let (src, seen, aside, moved_at) = {
-        let t = lock(&engine.table);
-        let Some(e) = t.entries.get(&tok) else {
+    let (src, seen, aside, moved_at, fresh) = {
+        let mut t = lock(&engine.table);
+        let Some(e) = t.entries.get_mut(&tok) else {
             return;
         };
         let Some(src) = e.src.upgrade() else {
             return;
         };
-        (src, e.seen, e.aside, e.moved_at)
+        let fresh = std::mem::take(&mut e.fresh);
+        (src, e.seen, e.aside, e.moved_at, fresh)
     };
     LOOKS.fetch_add(1, Ordering::Relaxed);
     let act = src.activity();
@@ -414,12 +467,17 @@ fn run_one(engine: &Engine, tok: u64) {
     // While a thread sleeps on the queues the counter says nothing: the
     // sleeper drives the source unless output is waiting, which it does
     // not wake for.
-    let moved = act != seen;
-    let driven = if src.sleeping() {
+    // A source handed over by a thread going to sleep forgets the polls
+    // before that.
+    let moved = act != seen && !fresh;
+    let moved_at = moved_at.filter(|_| !fresh);
+    let sleeping = src.sleeping();
+    let driven = if sleeping {
         src.attended()
     } else {
         moved || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE)
     };
+    let polled = driven && !sleeping;
     let run = if driven {
         // Leave the descriptor disarmed; look again later.
         Run {
@@ -435,6 +493,16 @@ fn run_one(engine: &Engine, tok: u64) {
         e.seen = act;
         if moved {
             e.moved_at = Some(now);
+        } else if fresh {
+            e.moved_at = None;
+        }
+        if e.polled != polled {
+            e.polled = polled;
+            if polled {
+                POLLED_AWAY.fetch_add(1, Ordering::Relaxed);
+            } else {
+                POLLED_AWAY.fetch_sub(1, Ordering::Relaxed);
+            }
         }
         e.away.store(driven, Ordering::Relaxed);
         if driven {
@@ -550,6 +618,36 @@ mod tests {
         until("run after stepping aside once", || {
             c.runs.load(Ordering::SeqCst) > base
         });
+        drop(reg);
+    }
+
+    #[test]
+    fn a_thread_going_to_sleep_hands_its_sources_over() {
+        let (c, peer) = count();
+        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
+        let reg = register(c.sock.as_fd(), w).expect("register");
+        let stop = Arc::new(AtomicBool::new(false));
+        // A poller keeps the activity counter moving.
+        let poller = {
+            let (c, stop) = (c.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    c.act.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(5));
+        let base = c.runs.load(Ordering::SeqCst);
+        (&peer).write_all(b"x").expect("write");
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(c.runs.load(Ordering::SeqCst), base, "polled: left alone");
+        hand_over();
+        until("run once handed over", || {
+            c.runs.load(Ordering::SeqCst) > base
+        });
+        stop.store(true, Ordering::SeqCst);
+        poller.join().expect("poller");
         drop(reg);
     }
 }
