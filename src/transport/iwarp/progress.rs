@@ -109,8 +109,8 @@ struct Entry {
     fd: RawFd,
     /// How long to stay away next while an application drives it.
     aside: Duration,
-    /// Set while the thread stays away (a recheck is scheduled).
-    away: Arc<AtomicBool>,
+    /// Shared with the [`Reg`].
+    flags: Arc<Flags>,
     /// When the thread last saw the activity counter move.
     moved_at: Option<Instant>,
     /// Away because an application polled it (counted in
@@ -222,7 +222,18 @@ pub struct Reg {
     engine: Arc<Engine>,
     token: u64,
     fd: RawFd,
-    away: Arc<AtomicBool>,
+    flags: Arc<Flags>,
+}
+
+/// What an entry and its [`Reg`] share.
+#[derive(Default)]
+struct Flags {
+    /// Set while the thread stays away (a recheck is scheduled).
+    away: AtomicBool,
+    /// Output was wanted while the thread stayed away: the next run arms
+    /// for writability. Paired with `away` (both sequentially consistent)
+    /// so that a want racing the thread's return is seen by one side.
+    want: AtomicBool,
 }
 
 /// Watches `fd` (edge-triggered, input and output) and runs `src` when it
@@ -230,7 +241,7 @@ pub struct Reg {
 pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Reg> {
     let engine = engine()?;
     let seen = src.upgrade().map_or(0, |s| s.activity());
-    let away = Arc::new(AtomicBool::new(false));
+    let flags = Arc::new(Flags::default());
     let (token, start) = {
         let mut t = lock(&engine.table);
         let token = t.next_token;
@@ -246,7 +257,7 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
                 due: None,
                 fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
                 aside: STEP_ASIDE,
-                away: away.clone(),
+                flags: flags.clone(),
                 moved_at: None,
                 polled: false,
                 fresh: false,
@@ -277,7 +288,7 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
         engine,
         token,
         fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
-        away,
+        flags,
     })
 }
 
@@ -304,12 +315,15 @@ impl Reg {
 impl Reg {
     /// Output waits for socket space: wake the thread when the socket
     /// becomes writable. No user-space lock (the owner calls it when its
-    /// output first blocks). Nothing to do while the thread stays away
-    /// from an application-driven source: its recheck sees the output.
+    /// output first blocks). No system call while the thread stays away
+    /// from an application-driven source: it arms for the output when it
+    /// comes back.
     pub fn want_output(&self) {
-        if self.away.load(Ordering::Relaxed) {
+        self.flags.want.store(true, Ordering::SeqCst);
+        if self.flags.away.load(Ordering::SeqCst) {
             return;
         }
+        self.flags.want.store(false, Ordering::Relaxed);
         // SAFETY: the descriptor stays open while its `Reg` lives.
         let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
         let mut ev = EpollEvent::new(interest(true), self.token);
@@ -504,15 +518,18 @@ fn run_one(engine: &Engine, tok: u64) {
                 POLLED_AWAY.fetch_sub(1, Ordering::Relaxed);
             }
         }
-        e.away.store(driven, Ordering::Relaxed);
+        e.flags.away.store(driven, Ordering::SeqCst);
         if driven {
             e.aside = (aside * 2).min(STEP_ASIDE_MAX);
         } else {
             e.aside = STEP_ASIDE;
+            // Output wanted while away (or while this run was ending: the
+            // owner saw `away` still set and left it to us).
+            let output = run.output | e.flags.want.swap(false, Ordering::SeqCst);
             // SAFETY: registered descriptors stay open until their `Reg`
             // is dropped, which removes the entry under this lock first.
             let fd = unsafe { BorrowedFd::borrow_raw(e.fd) };
-            let mut ev = EpollEvent::new(interest(run.output), tok);
+            let mut ev = EpollEvent::new(interest(output), tok);
             let _ = engine.epoll.modify(fd, &mut ev);
         }
         if let Some(at) = run.at {
@@ -541,12 +558,18 @@ mod tests {
         sleeping: std::sync::atomic::AtomicBool,
         sock: UnixStream,
         again: Mutex<Option<Instant>>,
+        /// Wants output from inside the next run (as an application
+        /// thread would right after the run let go of its lock).
+        want_in_run: Mutex<Option<Arc<Reg>>>,
     }
     impl Source for Count {
         fn run(&self) -> Run {
             let mut b = [0u8; 64];
             while std::io::Read::read(&mut &self.sock, &mut b).is_ok_and(|n| n > 0) {}
             self.runs.fetch_add(1, Ordering::SeqCst);
+            if let Some(r) = lock(&self.want_in_run).take() {
+                r.want_output();
+            }
             Run {
                 at: lock(&self.again).take(),
                 output: false,
@@ -580,6 +603,7 @@ mod tests {
             sleeping: std::sync::atomic::AtomicBool::new(false),
             sock: b,
             again: Mutex::new(None),
+            want_in_run: Mutex::new(None),
         });
         (c, a)
     }
@@ -617,6 +641,29 @@ mod tests {
         (&peer).write_all(b"z").expect("write");
         until("run after stepping aside once", || {
             c.runs.load(Ordering::SeqCst) > base
+        });
+        drop(reg);
+    }
+
+    #[test]
+    fn output_wanted_as_the_thread_comes_back_is_not_lost() {
+        let (c, peer) = count();
+        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
+        let reg = Arc::new(register(c.sock.as_fd(), w).expect("register"));
+        // Polled: the thread stays away (and looks again).
+        c.act.fetch_add(1, Ordering::SeqCst);
+        let base = c.runs.load(Ordering::SeqCst);
+        *lock(&c.want_in_run) = Some(reg.clone());
+        (&peer).write_all(b"x").expect("write");
+        // The polls stop; the thread comes back and runs the source, and
+        // output is wanted during that run, while `away` still reads set.
+        until("run once the polls stopped", || {
+            c.runs.load(Ordering::SeqCst) > base
+        });
+        // The socket is writable: armed for output, the thread runs it
+        // again although no input came.
+        until("run again for the output", || {
+            c.runs.load(Ordering::SeqCst) > base + 1
         });
         drop(reg);
     }
