@@ -1461,6 +1461,7 @@ impl Conn {
             let i = self.slot(seq);
             self.sq[i].state = Slot::Done(status_of(error));
         }
+        tracing::debug!(qp = self.cfg.qp, ?error, "Terminate received");
         self.flush(sink);
         Fault::Terminated(error)
     }
@@ -1487,6 +1488,11 @@ impl Conn {
             .encode(&mut self.term)
             .unwrap_or_else(|_| Terminate::new(error).encode(&mut self.term).unwrap_or(0));
         self.term_sent = false;
+        tracing::debug!(
+            qp = self.cfg.qp,
+            ?error,
+            "Terminate sent (the peer broke a rule)"
+        );
         self.flush(sink);
         self.state = ConnState::Terminating;
         Fault::Protocol(error)

@@ -1280,6 +1280,20 @@ impl IwarpQp {
     fn cm_event(&self, ev: Ev) {
         let q = Some(self.num);
         let cm = &self.cfg.cm;
+        tracing::debug!(
+            qp = self.num,
+            event = match &ev {
+                Ev::Established(_) => "established",
+                Ev::Rejected(_) => "rejected",
+                Ev::Unreachable => "unreachable",
+                Ev::Refused => "refused",
+                Ev::TimedOut => "timed out",
+                Ev::AcceptFailed => "accept failed",
+                Ev::Disconnected => "disconnected",
+                Ev::Broken => "broken",
+            },
+            "connection event"
+        );
         match &ev {
             Ev::Established(pd) => cm.event(q, CmEvent::Established { private_data: pd }),
             Ev::Rejected(pd) => cm.event(q, CmEvent::Rejected { private_data: pd }),
