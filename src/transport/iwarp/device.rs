@@ -1065,6 +1065,11 @@ impl Sock {
             sock.cqs.push(cq);
         }
         let src: Weak<dyn Source> = qp.me.clone();
+        tracing::trace!(
+            qp = qp.num,
+            fd = sock.stream.as_raw_fd(),
+            "socket of the queue pair"
+        );
         sock.reg =
             Some(progress::register(sock.stream.as_fd(), src).map_err(|_| DeviceError::Resources)?);
         Ok(sock)
@@ -2121,6 +2126,7 @@ impl IwarpQp {
                         && up.closing.is_none()
                         && up.conn.only_acks_due();
                     if self.acks_due.load(Ordering::Relaxed) != wait {
+                        tracing::trace!(qp = self.num, wait, "acknowledgements deferred");
                         self.acks_due.store(wait, Ordering::Relaxed);
                         if wait {
                             // Make sure the progress thread comes by if
@@ -2305,6 +2311,7 @@ impl Source for IwarpQp {
             // A poster or poller is in: look again shortly, the edge that
             // woke us will not come back.
             Err(std::sync::TryLockError::WouldBlock) => {
+                tracing::trace!(qp = self.num, "progress: queue pair busy");
                 return Run {
                     at: Some(Instant::now() + Duration::from_micros(100)),
                     output: self.tx_blocked.load(Ordering::Relaxed),

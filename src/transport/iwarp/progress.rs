@@ -265,6 +265,11 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
         );
         let start = !t.running;
         t.running = true;
+        tracing::trace!(
+            token,
+            fd = std::os::fd::AsRawFd::as_raw_fd(&fd),
+            "progress: registered"
+        );
         (token, start)
     };
     if start {
@@ -321,8 +326,10 @@ impl Reg {
     pub fn want_output(&self) {
         self.flags.want.store(true, Ordering::SeqCst);
         if self.flags.away.load(Ordering::SeqCst) {
+            tracing::trace!(tok = self.token, "progress: output wanted while away");
             return;
         }
+        tracing::trace!(tok = self.token, "progress: output wanted");
         self.flags.want.store(false, Ordering::Relaxed);
         // SAFETY: the descriptor stays open while its `Reg` lives.
         let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
@@ -492,6 +499,7 @@ fn run_one(engine: &Engine, tok: u64) {
         moved || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE)
     };
     let polled = driven && !sleeping;
+    tracing::trace!(tok, act, seen, fresh, sleeping, driven, "progress: look");
     let run = if driven {
         // Leave the descriptor disarmed; look again later.
         Run {
@@ -526,6 +534,7 @@ fn run_one(engine: &Engine, tok: u64) {
             // Output wanted while away (or while this run was ending: the
             // owner saw `away` still set and left it to us).
             let output = run.output | e.flags.want.swap(false, Ordering::SeqCst);
+            tracing::trace!(tok, output, at = ?run.at.map(|a| a - now), "progress: ran");
             // SAFETY: registered descriptors stay open until their `Reg`
             // is dropped, which removes the entry under this lock first.
             let fd = unsafe { BorrowedFd::borrow_raw(e.fd) };
