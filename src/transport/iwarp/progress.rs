@@ -230,9 +230,9 @@ pub struct Reg {
 struct Flags {
     /// Set while the thread stays away (a recheck is scheduled).
     away: AtomicBool,
-    /// Output was wanted while the thread stayed away: the next run arms
-    /// for writability. Paired with `away` (both sequentially consistent)
-    /// so that a want racing the thread's return is seen by one side.
+    /// Output was wanted: the next run arms for writability. Paired with
+    /// `away` (both sequentially consistent) so that a want racing the
+    /// thread's return is seen by one side.
     want: AtomicBool,
 }
 
@@ -330,7 +330,9 @@ impl Reg {
             return;
         }
         tracing::trace!(tok = self.token, "progress: output wanted");
-        self.flags.want.store(false, Ordering::Relaxed);
+        // `want` stays set: a run ending now re-arms the descriptor after
+        // this call, and must keep the output interest (epoll reports an
+        // event only if it matches the interest in force when it is read).
         // SAFETY: the descriptor stays open while its `Reg` lives.
         let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
         let mut ev = EpollEvent::new(interest(true), self.token);
@@ -671,6 +673,23 @@ mod tests {
         });
         // The socket is writable: armed for output, the thread runs it
         // again although no input came.
+        until("run again for the output", || {
+            c.runs.load(Ordering::SeqCst) > base + 1
+        });
+        drop(reg);
+    }
+
+    #[test]
+    fn output_wanted_during_a_run_survives_the_rearm() {
+        let (c, peer) = count();
+        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
+        let reg = Arc::new(register(c.sock.as_fd(), w).expect("register"));
+        let base = c.runs.load(Ordering::SeqCst);
+        // Nobody polls: the thread runs the source at once, and output is
+        // wanted during that run (the thread is not away).
+        *lock(&c.want_in_run) = Some(reg.clone());
+        (&peer).write_all(b"x").expect("write");
+        until("run on input", || c.runs.load(Ordering::SeqCst) > base);
         until("run again for the output", || {
             c.runs.load(Ordering::SeqCst) > base + 1
         });
