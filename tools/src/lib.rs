@@ -6,4 +6,5 @@
 #[path = "../../ffi/src/types.rs"]
 pub mod abi;
 pub mod conf;
+pub mod ia;
 pub mod sys;
