@@ -6,5 +6,6 @@
 #[path = "../../ffi/src/types.rs"]
 pub mod abi;
 pub mod conf;
+pub mod fmt;
 pub mod ia;
 pub mod sys;
