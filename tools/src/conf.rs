@@ -381,7 +381,8 @@ pub fn is_builtin_library(library: &str) -> bool {
 /// instance data; values spelled as in dat.conf.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BuiltinOptions {
-    /// `tcp`, `shm` or `verbs`.
+    /// `tcp`, `shm` or `verbs` (not serialized: the tools show it apart).
+    #[serde(skip)]
     pub transport: String,
     /// Network interface whose address is the IA's; none: loopback.
     pub netdev: Option<String>,
