@@ -464,6 +464,25 @@ impl ProviderAttr {
     }
 }
 
+/// The file the library was loaded from (the dynamic loader's answer for
+/// one of its entry points), e.g. `/usr/local/lib/libdat.so.1` for
+/// `libdat.so.1`.
+pub fn loaded_from(dat: &Dat) -> Option<String> {
+    // SAFETY: all-zero is a valid Dl_info (NULL pointers).
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let addr = dat.dat_strerror as *const libc::c_void;
+    // SAFETY: dladdr only reads the loader's tables for an address of a
+    // loaded object and fills the live `info`.
+    let found = unsafe { libc::dladdr(addr, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname is a NUL-terminated string owned by the loader,
+    // valid while the object stays loaded (it is, through `dat`).
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    Some(name.to_string_lossy().into_owned())
+}
+
 /// Whether a provider library loads, as `dlopen(path, RTLD_NOW)` says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LibraryProbe {
@@ -537,6 +556,8 @@ mod tests {
             return;
         }
         let dat = Dat::load(p).expect("load");
+        let from = loaded_from(&dat).expect("dladdr");
+        assert!(from.ends_with("build/lib/libdat.so.1"), "{from}");
         let keys = list_providers(&dat).expect("list");
         let tcp0 = keys
             .iter()

@@ -209,6 +209,12 @@ fn json_has_the_fields_and_the_values_the_library_reports() {
     let j = r.json();
     assert_eq!(j["exit_code"], 0);
     assert_eq!(j["library"], library());
+    let file = j["library_file"].as_str().expect("library_file");
+    assert!(
+        file.starts_with('/') && file.ends_with("/build/lib/libdat.so.1"),
+        "{file}"
+    );
+    assert!(!file.contains("/../"), "{file}");
     assert_eq!(j["errors"], serde_json::json!([]));
     let c = conf.display().to_string();
     assert_eq!(j["dat_conf"]["path"], c.as_str());

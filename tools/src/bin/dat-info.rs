@@ -70,7 +70,8 @@ Exit status (the highest that applies):
   4  libdat cannot be loaded (or its registry cannot be listed)
 
 JSON (--json): one object; with --list, an array of IA names.
-  library                 what was loaded
+  library                 what was loaded (--lib, $DAT_LIBRARY or libdat.so.1)
+  library_file            the file the loader found for it (null: unknown)
   dat_conf                {path, from: \"DAT_OVERRIDE\"|\"default\"|null, readable,
                           error, problems: [{line, severity: \"error\"|\"warning\", message}]}
   entries[]               one per registry entry shown:
@@ -194,6 +195,7 @@ struct EntryReport {
 #[derive(Serialize, Debug)]
 struct Report {
     library: String,
+    library_file: Option<String>,
     dat_conf: ConfReport,
     entries: Vec<EntryReport>,
     errors: Vec<String>,
@@ -486,7 +488,12 @@ fn inspect(
 /// The human-readable report.
 fn render(report: &Report, verbose: bool) -> String {
     let mut out = String::new();
-    out.push_str(&format!("libdat:   {}\n", report.library));
+    match &report.library_file {
+        Some(f) if *f != report.library => {
+            out.push_str(&format!("libdat:   {f} ({})\n", report.library));
+        }
+        _ => out.push_str(&format!("libdat:   {}\n", report.library)),
+    }
     let c = &report.dat_conf;
     let conf_line = match (&c.path, c.from, c.readable) {
         (None, _, _) => format!(
@@ -824,6 +831,8 @@ fn main() -> ExitCode {
     let status = errors.status;
     let report = Report {
         library: dat.path.clone(),
+        library_file: ia::loaded_from(&dat)
+            .map(|f| std::fs::canonicalize(&f).map_or(f, |p| p.display().to_string())),
         dat_conf: conf,
         entries,
         errors: errors.lines,
