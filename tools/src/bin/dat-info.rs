@@ -82,7 +82,7 @@ JSON (--json): one object; with --list, an array of IA names.
     file, line            where the dat.conf entry is (null: built-in)
     library, provider_version, instance_data, platform_data
                           dat.conf fields 5-8 (null: built-in)
-    provider              \"built-in\" | \"library\"
+    provider              \"built-in\" | \"library\" | \"unknown\" (unlisted)
     provider_loads, provider_error, has_dat_provider_init
                           the dlopen check of a library (null: built-in)
     transport, options    built-in provider: tcp|shm|verbs and {netdev, family,
@@ -356,7 +356,9 @@ fn warning(line: usize, message: String) -> Problem {
     }
 }
 
-/// Examines one registry entry: its provider, then the IA (unless `list`).
+/// Examines one registry entry: its provider library (if it names one),
+/// then the IA. `unlisted`: a -d name the registry does not list but that
+/// opens (a provider registered it at run time).
 fn inspect(
     dat: &Dat,
     key: &Key,
@@ -365,7 +367,7 @@ fn inspect(
     errors: &mut Errors,
 ) -> EntryReport {
     let name = key.name();
-    let builtin = source.is_none_or(|(e, _)| conf::is_builtin_library(&e.library));
+    let builtin = !unlisted && source.is_none_or(|(e, _)| conf::is_builtin_library(&e.library));
     let options = builtin.then(|| match source {
         Some((e, _)) => BuiltinOptions::from_instance_data(&e.instance_data),
         None => BuiltinOptions::automatic(&name),
@@ -386,7 +388,11 @@ fn inspect(
         provider_version: source.map(|(e, _)| e.provider_version.clone()),
         instance_data: source.map(|(e, _)| e.instance_data.clone()),
         platform_data: source.map(|(e, _)| e.platform_data.clone()),
-        provider: if builtin { "built-in" } else { "library" },
+        provider: match (builtin, unlisted) {
+            (true, _) => "built-in",
+            (false, false) => "library",
+            (false, true) => "unknown",
+        },
         provider_loads: None,
         provider_error: None,
         has_dat_provider_init: None,
@@ -566,7 +572,7 @@ fn from_text(e: &EntryReport) -> String {
 fn provider_short(e: &EntryReport) -> String {
     match (&e.library, e.provider) {
         (Some(lib), "library") => lib.clone(),
-        _ => "built-in".into(),
+        (_, other) => other.into(),
     }
 }
 
@@ -620,6 +626,7 @@ fn details(e: &EntryReport, before: &[EntryReport], verbose: bool) -> String {
     }
     let provider = match (e.provider, e.provider_loads, &e.provider_error) {
         ("built-in", _, _) => "built-in (served by libdat itself)".to_string(),
+        ("unknown", _, _) => "registered at run time (not listed)".to_string(),
         (_, Some(true), _) => format!(
             "loads{}",
             if e.has_dat_provider_init == Some(true) {
