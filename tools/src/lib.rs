@@ -5,4 +5,7 @@
 
 #[path = "../../ffi/src/types.rs"]
 pub mod abi;
+pub mod conf;
+pub mod fmt;
+pub mod ia;
 pub mod sys;
