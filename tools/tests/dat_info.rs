@@ -278,7 +278,17 @@ fn json_has_the_fields_and_the_values_the_library_reports() {
         p["evd_stream_merging_supported"].as_array().map(Vec::len),
         Some(6)
     );
-    assert_eq!(p["provider_specific_attr"], serde_json::json!([]));
+    // The library names its transport and options.
+    let named = p["provider_specific_attr"]
+        .as_array()
+        .expect("named attributes");
+    assert_eq!(p["num_provider_specific_attr"], named.len());
+    assert!(
+        named
+            .iter()
+            .any(|a| a["name"] == "transport" && a["value"] == "iwarp-tcp"),
+        "{named:?}"
+    );
     assert_eq!(tcp0[1]["is_thread_safe"], true);
     assert_eq!(tcp0[1]["provider_attr"]["is_thread_safe"], true);
 
@@ -315,7 +325,7 @@ fn verbose_adds_the_named_attributes() {
     let conf = dir.file("dat.conf", CONF);
     let plain = dat_info(&conf, &["-d", "tcp0"]);
     assert_eq!(plain.code, 0, "{}", plain.stderr);
-    assert!(!plain.stdout.contains("named attributes"));
+    assert!(!plain.stdout.lines().any(|l| l.trim() == "named attributes"));
     assert!(plain
         .stdout
         .contains("as tcp0 (u1.2 nonthreadsafe) above, but is_thread_safe true"));
@@ -331,9 +341,10 @@ fn verbose_adds_the_named_attributes() {
     assert_eq!(named.len(), 3, "{}", v.stdout);
     assert!(named[0].trim_start().starts_with("provider_specific_attr"));
     assert!(
-        named[0].ends_with("(none)"),
-        "this library reports none: {named:?}"
+        named[0].ends_with("transport=iwarp-tcp"),
+        "the library names its transport first: {named:?}"
     );
+    assert!(named[1].trim() == "netdev=loopback", "{named:?}");
     // -v prints the thread-safe twin in full.
     assert_eq!(v.stdout.matches("  DAT_PROVIDER_ATTR").count(), 2);
 }
