@@ -5,4 +5,5 @@
 
 #[path = "../../ffi/src/types.rs"]
 pub mod abi;
+pub mod perf;
 pub mod sys;
