@@ -106,13 +106,14 @@ fn check_limits(ia: &Ia, p: &Params) -> Result<(), String> {
     Ok(())
 }
 
-fn describe(p: &Params) -> String {
+/// "send lat" and "1000 iterations, wait poll, ...".
+fn describe(p: &Params) -> (String, String) {
     let what = if p.test == Test::Conn {
         "conn".to_string()
     } else {
         format!("{} {}", p.test, mode_name(p.mode))
     };
-    let mut s = format!("{what}, {}, wait {}", p.amount_text(), wait_name(p.wait));
+    let mut s = format!("{}, wait {}", p.amount_text(), wait_name(p.wait));
     if p.mode == Mode::Bw && p.test != Test::Conn {
         s.push_str(&format!(", depth {}", p.depth));
     }
@@ -122,7 +123,7 @@ fn describe(p: &Params) -> String {
     if p.baseline {
         s.push_str(", baseline tcp");
     }
-    s
+    (what, s)
 }
 
 fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
@@ -157,11 +158,15 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
     let table = args.json.as_deref() != Some("-") && args.csv.as_deref() != Some("-");
     let mut progress = progress::Progress::new(!args.no_progress);
     if table {
+        let (what, details) = describe(&p);
+        let shown = if host == to.ip().to_string() {
+            host.to_string()
+        } else {
+            format!("{host} ({})", to.ip())
+        };
         progress.println(&format!(
-            "dat-perf: {} over IA {} to {host} ({}) qualifier {qual}; t_*: {}",
-            describe(&p),
+            "dat-perf: {what} over IA {} to {shown} qualifier {qual}: {details}; t_*: {}",
             ia.name,
-            to.ip(),
             output::latency_kind(&p)
         ));
         progress.println(&output::header(&p, p.baseline));
@@ -353,9 +358,9 @@ fn serve_one(
         let s = tcp::accept(l, p.wait == proto::Wait::Poll, timeout)?;
         sess.tcp = Some(tcp::Link::new(s, p.wait == proto::Wait::Poll, timeout)?);
     }
+    let (what, details) = describe(&p);
     say(&format!(
-        "dat-perf: client {from}: {}: running",
-        describe(&p)
+        "dat-perf: client {from}: {what}, {details}: running"
     ));
     sess.serve(cr, listener.as_ref())?;
     say(&format!("dat-perf: client {from}: done"));

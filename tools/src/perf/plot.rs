@@ -31,12 +31,27 @@ fn bounds(vals: impl Iterator<Item = f64>) -> (f64, f64) {
 
 type Series = Vec<(f64, f64)>;
 
+/// An axis label: no decimals on large values, three significant digits
+/// on small ones.
+fn fmt_num(v: &f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        let decimals = (-a.log10().floor()) as usize + 2;
+        format!("{v:.decimals$}")
+    }
+}
+
 fn panel(
     area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     title: &str,
     y_desc: &str,
     series: &[(&str, RGBColor, Series)],
     sizes: (f64, f64),
+    legend: SeriesLabelPosition,
 ) -> Result<(), Error> {
     let (ylo, yhi) = bounds(series.iter().flat_map(|(_, _, s)| s.iter().map(|p| p.1)));
     let mut chart = ChartBuilder::on(area)
@@ -55,6 +70,7 @@ fn panel(
         .x_desc("message size")
         .y_desc(y_desc)
         .x_label_formatter(&fmt_size)
+        .y_label_formatter(&fmt_num)
         .draw()
         .map_err(err)?;
     for (name, color, pts) in series {
@@ -73,6 +89,7 @@ fn panel(
     }
     chart
         .configure_series_labels()
+        .position(legend)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
@@ -127,6 +144,7 @@ pub fn draw(path: &Path, rep: &Report) -> Result<(), Error> {
             ("TCP baseline", TCP, pick(&lat, true)),
         ],
         sizes,
+        SeriesLabelPosition::UpperLeft,
     )?;
     panel(
         &right,
@@ -137,6 +155,7 @@ pub fn draw(path: &Path, rep: &Report) -> Result<(), Error> {
             ("TCP baseline", TCP, pick(&bw, true)),
         ],
         sizes,
+        SeriesLabelPosition::LowerRight,
     )?;
     root.present().map_err(err)?;
     Ok(())
