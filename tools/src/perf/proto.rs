@@ -590,11 +590,16 @@ pub fn tag(i: u64) -> u8 {
     (i % 255) as u8 + 1
 }
 
-/// What `DAT_PERF_CORRUPT=N` does to a tag byte (never another valid tag
-/// of a neighbouring iteration, never 0).
+/// What `DAT_PERF_CORRUPT=N` does to a byte: never the byte itself, and
+/// for a tag never 0 (a cleared buffer) nor the tag of the iteration
+/// before or after (the receiver must see a change, and a wrong one).
 #[inline]
 pub fn corrupt(b: u8) -> u8 {
-    b ^ 0x5A
+    if b == 0x5A {
+        0xA5
+    } else {
+        b ^ 0x5A
+    }
 }
 
 /// The byte `DAT_PERF_CORRUPT` changes in a message of `size` bytes.
@@ -731,7 +736,9 @@ mod tests {
         for i in 0..1000u64 {
             assert_ne!(tag(i), 0);
             assert_ne!(tag(i), tag(i + 1));
+            assert_ne!(corrupt(tag(i)), tag(i));
             assert_ne!(corrupt(tag(i)), tag(i + 1));
+            assert_ne!(corrupt(tag(i + 1)), tag(i));
             assert_ne!(corrupt(tag(i)), 0);
         }
         let differs = (0..4096u64)
