@@ -207,6 +207,7 @@ fn mode_at_sizes(base: u16, test: &str, mode: &str) {
         assert_eq!(v["test"], test);
         assert_eq!(v["mode"], &mode[2..]);
         assert_eq!(v["check"], true);
+        assert_eq!(v["warmup_iterations"].as_u64(), Some(iters.min(16)));
         let rows = v["results"].as_array().expect("results");
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
@@ -258,6 +259,7 @@ fn connection_rate_with_baseline() {
     let v = json(&out);
     assert_eq!(v["test"], "conn");
     assert!(v["mode"].is_null());
+    assert_eq!(v["warmup_iterations"].as_u64(), Some(0));
     let r = &v["results"][0];
     assert_eq!(r["iterations"].as_u64(), Some(20));
     assert!(f(r, "conn_per_s") > 0.0 && f(r, "t_min_us") > 0.0, "{r}");

@@ -33,6 +33,7 @@ Latency (--lat): ping-pong; t_* are round trip / 2 for send and write, the
 time of one RDMA Read for read. Bandwidth (--bw): --depth operations in
 flight; t_* are each operation's post-to-completion time. MB = 10^6 bytes.
 Mmsg/s: round trips (lat) or messages (bw) per second, in millions.
+Each size's run (and its baseline) starts with 16 untimed iterations.
 
 -c checks every iteration's payload (a pattern per iteration) at the
 receiver; the time to write and check the pattern is then part of the

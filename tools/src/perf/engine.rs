@@ -88,6 +88,22 @@ pub fn corrupt_from_env() -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// Iterations of the untimed warm-up batch before each size's run.
+pub const WARMUP: u64 = 16;
+/// Iteration numbers of the warm-up batch start here (so that
+/// `DAT_PERF_CORRUPT=N` names a timed iteration).
+pub const WARMUP_FIRST: u64 = 1 << 40;
+
+/// Where a size's run goes: over DAT or the TCP baseline.
+pub struct Target {
+    pub transport: Transport,
+    /// The server's IA address and qualifier (DAT connections of conn).
+    pub server: SocketAddr,
+    pub qual: u64,
+    /// The server's TCP baseline listener.
+    pub tcp: Option<SocketAddr>,
+}
+
 /// How long a batch should take, so that the passive side's waits stay
 /// far within the timeout.
 fn batch_target(timeout: Duration) -> f64 {
@@ -551,20 +567,31 @@ impl<'a> Session<'a> {
     }
 
     /// One size's run over DAT or TCP; `progress` is told iterations done.
+    /// An untimed warm-up batch (up to [`WARMUP`] iterations, numbered
+    /// from [`WARMUP_FIRST`]; none for conn) comes first.
     pub fn run_size(
         &mut self,
         size: u64,
-        transport: Transport,
-        tcp_to: Option<SocketAddr>,
-        qual: u64,
-        server: SocketAddr,
+        to: &Target,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Samples, Error> {
-        let cap = if transport == Transport::Dat {
+        let cap = if to.transport == Transport::Dat {
             self.cap(size)
         } else {
             u64::MAX
         };
+        if self.p.test != Test::Conn {
+            let mut warm = WARMUP.min(cap);
+            if let super::proto::Amount::Iters(n) = self.p.amount {
+                warm = warm.min(n);
+            }
+            let b = Batch {
+                size,
+                first: WARMUP_FIRST,
+                count: warm,
+            };
+            self.batch(to, b, &mut Vec::new())?;
+        }
         let mut plan = Plan::new(self.p.amount, cap, self.timeout);
         let mut s = Samples::default();
         while let Some(count) = plan.next() {
@@ -573,56 +600,66 @@ impl<'a> Session<'a> {
                 first: s.iters,
                 count,
             };
-            if transport == Transport::Dat && self.p.test == Test::Write && self.p.mode == Mode::Lat
-            {
-                // SAFETY: the server writes into our destination only
-                // after BEGIN; our previous batch's writes all arrived.
-                unsafe { self.data.set(self.dst_off(0, size) + size - 1, 0) };
-            }
-            let begin = Ctl {
-                kind: CtlKind::Begin,
-                transport,
-                size,
-                first: b.first,
-                count,
-                mismatch: None,
-            };
-            self.exchange(begin, CtlKind::Ready, "the server's READY")?;
-            let (secs, found) = match (transport, self.p.test) {
-                (Transport::Dat, Test::Conn) => {
-                    self.client_conns(server, qual, b, &mut s.times_ns)?
-                }
-                (Transport::Dat, _) => self.client_batch(b, &mut s.times_ns)?,
-                (Transport::Tcp, Test::Conn) => tcp::client_conns(
-                    tcp_to.expect("baseline address"),
-                    &self.p,
-                    self.timeout,
-                    b,
-                    self.corrupt_at,
-                    &mut s.times_ns,
-                )?,
-                (Transport::Tcp, _) => {
-                    let p = self.p;
-                    let corrupt_at = self.corrupt_at;
-                    let link = self.tcp.as_mut().expect("baseline connection");
-                    tcp::client_batch(link, &mut self.tcp_bufs, &p, b, corrupt_at, &mut s.times_ns)?
-                }
-            };
-            let end = Ctl {
-                kind: CtlKind::End,
-                mismatch: found,
-                ..begin
-            };
-            let res = self.exchange(end, CtlKind::Result, "the server's RESULT")?;
-            if let Some(m) = first_of(found, res.mismatch) {
-                return Err(Error(m.to_string()));
-            }
+            let secs = self.batch(to, b, &mut s.times_ns)?;
             s.iters += count;
             s.secs += secs;
             plan.done(count, secs);
             progress(s.iters);
         }
         Ok(s)
+    }
+
+    /// One batch: BEGIN → READY, the data phase, END → RESULT; its
+    /// seconds, or the first data mismatch either side saw.
+    fn batch(&mut self, to: &Target, b: Batch, times: &mut Vec<u64>) -> Result<f64, Error> {
+        let Batch { size, first, count } = b;
+        if to.transport == Transport::Dat && self.p.test == Test::Write && self.p.mode == Mode::Lat
+        {
+            // SAFETY: the server writes into our destination only after
+            // BEGIN; our previous batch's writes all arrived.
+            unsafe { self.data.set(self.dst_off(0, size) + size - 1, 0) };
+        }
+        let begin = Ctl {
+            kind: CtlKind::Begin,
+            transport: to.transport,
+            size,
+            first,
+            count,
+            mismatch: None,
+        };
+        self.exchange(begin, CtlKind::Ready, "the server's READY")?;
+        let (secs, found) = match (to.transport, self.p.test) {
+            (Transport::Dat, Test::Conn) => self.client_conns(to.server, to.qual, b, times)?,
+            (Transport::Dat, _) => self.client_batch(b, times)?,
+            (Transport::Tcp, Test::Conn) => tcp::client_conns(
+                to.tcp
+                    .ok_or_else(|| Error("no TCP baseline address".into()))?,
+                &self.p,
+                self.timeout,
+                b,
+                self.corrupt_at,
+                times,
+            )?,
+            (Transport::Tcp, _) => {
+                let p = self.p;
+                let corrupt_at = self.corrupt_at;
+                let link = self
+                    .tcp
+                    .as_mut()
+                    .ok_or_else(|| Error("no TCP baseline connection".into()))?;
+                tcp::client_batch(link, &mut self.tcp_bufs, &p, b, corrupt_at, times)?
+            }
+        };
+        let end = Ctl {
+            kind: CtlKind::End,
+            mismatch: found,
+            ..begin
+        };
+        let res = self.exchange(end, CtlKind::Result, "the server's RESULT")?;
+        if let Some(m) = first_of(found, res.mismatch) {
+            return Err(Error(m.to_string()));
+        }
+        Ok(secs)
     }
 
     /// Ends the session: FINISH → BYE, then a graceful disconnect.
@@ -705,11 +742,14 @@ impl<'a> Session<'a> {
                 )
             };
         }
+        // The run ends with the last round trip; the trailing completions
+        // (acknowledged later) are not part of it.
+        let secs = start.elapsed().as_secs_f64();
         while sends > 0 {
             self.next_of(K_SEND, "a Send's completion")?;
             sends -= 1;
         }
-        Ok((start.elapsed().as_secs_f64(), found))
+        Ok((secs, found))
     }
 
     /// Spins until the byte at `off` of the data region differs from
@@ -803,11 +843,14 @@ impl<'a> Session<'a> {
                 arrived(prev, i, &mut found);
             }
         }
+        // The run ends with the last round trip; the trailing completions
+        // (acknowledged later) are not part of it.
+        let secs = start.elapsed().as_secs_f64();
         while writes > 0 {
             self.next_of(K_WRITE, "an RDMA Write's completion")?;
             writes -= 1;
         }
-        Ok((start.elapsed().as_secs_f64(), found))
+        Ok((secs, found))
     }
 
     fn read_lat(&self, b: Batch, times: &mut Vec<u64>) -> Result<(f64, Option<Mismatch>), Error> {

@@ -185,13 +185,25 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
         progress.start(&label, total);
         let ours = {
             let pr = &progress;
-            sess.run_size(size, Transport::Dat, tcp_to, qual, to, &mut |n| pr.set(n))?
+            let target = engine::Target {
+                transport: Transport::Dat,
+                server: to,
+                qual,
+                tcp: tcp_to,
+            };
+            sess.run_size(size, &target, &mut |n| pr.set(n))?
         };
         let ours = ours.figures(size, p.test == Test::Conn);
         let baseline = if p.baseline {
             progress.start(&format!("{label} (tcp)"), total);
             let pr = &progress;
-            let s = sess.run_size(size, Transport::Tcp, tcp_to, qual, to, &mut |n| pr.set(n))?;
+            let target = engine::Target {
+                transport: Transport::Tcp,
+                server: to,
+                qual,
+                tcp: tcp_to,
+            };
+            let s = sess.run_size(size, &target, &mut |n| pr.set(n))?;
             let f = s.figures(size, p.test == Test::Conn);
             Some(Baseline {
                 ratio: output::ratio(&p, &ours, &f),
@@ -227,6 +239,11 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
         duration_s: match p.amount {
             Amount::DurationMs(ms) => Some(f64::from(ms) / 1000.0),
             Amount::Iters(_) => None,
+        },
+        warmup_iterations: match (p.test, p.amount) {
+            (Test::Conn, _) => 0,
+            (_, Amount::Iters(n)) => engine::WARMUP.min(n),
+            (_, Amount::DurationMs(_)) => engine::WARMUP,
         },
         latency: output::latency_kind(&p),
         baseline: p.baseline.then_some("tcp"),

@@ -45,6 +45,8 @@ pub struct Report {
     /// Iterations (connections for conn) per size, or null with --duration.
     pub iterations: Option<u64>,
     pub duration_s: Option<f64>,
+    /// Untimed iterations before each size's run (and before its baseline).
+    pub warmup_iterations: u64,
     /// What t_min / t_median / t_p99 measure.
     pub latency: &'static str,
     /// "tcp" with --baseline tcp.
