@@ -117,6 +117,8 @@ pub struct Plan {
     target: f64,
     done: u64,
     secs: f64,
+    /// The last batch's iterations.
+    last: u64,
     started: Instant,
 }
 
@@ -128,6 +130,7 @@ impl Plan {
             target: batch_target(timeout),
             done: 0,
             secs: 0.0,
+            last: 0,
             started: Instant::now(),
         }
     }
@@ -145,25 +148,22 @@ impl Plan {
         if remaining == 0 {
             return None;
         }
+        // 16 first, then what fits the target time, growing at most
+        // fourfold from one batch to the next (an optimistic first
+        // estimate must not make one batch outlast the peer's timeout).
         let want = if self.done == 0 {
             16
         } else {
             let per = (self.secs / self.done as f64).max(1e-9);
-            ((self.target / per) as u64).max(1)
+            ((self.target / per) as u64).clamp(1, 4 * self.last.max(4))
         };
         Some(want.min(remaining).min(self.cap).min(1 << 24))
     }
 
     pub fn done(&mut self, count: u64, secs: f64) {
+        self.last = count;
         self.done += count;
         self.secs += secs;
-    }
-
-    pub fn total(&self) -> Option<u64> {
-        match self.amount {
-            super::proto::Amount::Iters(n) => Some(n),
-            super::proto::Amount::DurationMs(_) => None,
-        }
     }
 }
 
@@ -1374,4 +1374,39 @@ fn unexpected(d: Dto, what: &str) -> Error {
         "waiting for {what}: unexpected {} completion",
         kind_name(kind_of(d.cookie))
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::proto::Amount;
+
+    #[test]
+    fn batches_grow_gradually_and_respect_caps() {
+        let mut p = Plan::new(Amount::Iters(1000), 100, Duration::from_secs(10));
+        assert_eq!(p.next(), Some(16));
+        p.done(16, 0.0016); // 100 us each: 2500 would fill 0.25 s
+        assert_eq!(p.next(), Some(64));
+        p.done(64, 0.0064);
+        assert_eq!(p.next(), Some(100)); // the cap
+        p.done(100, 0.01);
+        let mut left = 1000 - 180;
+        while let Some(n) = p.next() {
+            assert!(n <= 100);
+            left -= n;
+            p.done(n, n as f64 * 1e-4);
+        }
+        assert_eq!(left, 0);
+        // A short timeout makes short batches.
+        let mut q = Plan::new(Amount::Iters(u64::MAX), u64::MAX, Duration::from_millis(40));
+        q.done(16, 0.0016);
+        q.last = 1 << 20;
+        assert_eq!(q.next(), Some(100)); // 10 ms of 100 us iterations
+        assert_eq!(first_of(None, None), None);
+        let m = |iter, byte| Some(Mismatch { iter, byte });
+        assert_eq!(first_of(m(5, 1), m(3, 9)), m(3, 9));
+        assert_eq!(first_of(m(5, 1), None), m(5, 1));
+        assert_eq!(kind_of(ck(K_READ, 7)), K_READ);
+        assert_eq!(idx_of(ck(K_READ, 7)), 7);
+    }
 }
