@@ -553,6 +553,15 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Source slots a ping-pong cycles through: a side waits for an old
+    /// Send's or Write's completion (its acknowledgement may come late)
+    /// only when all of them are in flight, not before every answer.
+    fn ring(&self, size: u64) -> u64 {
+        (u64::from(self.p.depth) + 2)
+            .min(slots(size, self.p.depth))
+            .max(1)
+    }
+
     /// The batch cap of the client's plan: one pass over the slots when
     /// the server checks or serves slot contents.
     fn cap(&self, size: u64) -> u64 {
@@ -691,21 +700,24 @@ impl<'a> Session<'a> {
         let Batch { size, first, count } = b;
         let ep = self.ep();
         let mut found = None;
-        let mut sends = 0u32;
+        let ring = self.ring(size);
+        let mut sends = 0u64;
         let start = Instant::now();
         for j in 0..count {
             let i = first + j;
-            let s = i % 2;
+            let r = i % 2;
+            let s = i % ring;
             ep.post_recv(
-                self.data.triplet(self.dst_off(s, size), size),
+                self.data.triplet(self.dst_off(r, size), size),
                 ck(K_RECV, j),
             )?;
-            while sends >= 2 {
+            while sends >= ring {
                 self.next_of(K_SEND, "a Send's completion")?;
                 sends -= 1;
             }
-            // SAFETY: the Send that used source slot s (iteration i - 2)
-            // completed (at most one Send is in flight: i - 1's).
+            // SAFETY: the Send that used source slot s (iteration i - ring)
+            // completed: fewer than `ring` Sends are in flight and they
+            // complete in order.
             unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, false) };
             let t0 = Instant::now();
             ep.post_send(
@@ -730,11 +742,11 @@ impl<'a> Session<'a> {
                 }
             }
             times.push(t0.elapsed().as_nanos() as u64 / 2);
-            // SAFETY: the receive into destination slot s completed.
+            // SAFETY: the receive into destination slot r completed.
             unsafe {
                 self.check_payload(
                     &self.data,
-                    self.dst_off(s, size),
+                    self.dst_off(r, size),
                     size,
                     i,
                     false,
@@ -755,7 +767,7 @@ impl<'a> Session<'a> {
     /// Spins until the byte at `off` of the data region differs from
     /// `prev`, dequeuing the EVD in the loop (RDMA Write completions:
     /// `writes` is decremented); returns the new value.
-    fn spin_byte(&self, off: u64, prev: u8, writes: &mut u32) -> Result<u8, Error> {
+    fn spin_byte(&self, off: u64, prev: u8, writes: &mut u64) -> Result<u8, Error> {
         let deadline = Instant::now() + self.timeout;
         let mut spins = 0u32;
         loop {
@@ -798,7 +810,8 @@ impl<'a> Session<'a> {
         let last = self.dst_off(0, size) + size - 1;
         let mut prev = self.data.load_volatile(last);
         let mut found: Option<Mismatch> = None;
-        let mut writes = 0u32;
+        let ring = self.ring(size);
+        let mut writes = 0u64;
         let arrived = |v: u8, i: u64, found: &mut Option<Mismatch>| {
             if v != tag(i) {
                 if found.is_none() {
@@ -822,13 +835,14 @@ impl<'a> Session<'a> {
                 prev = self.spin_byte(last, prev, &mut writes)?;
                 arrived(prev, i, &mut found);
             }
-            let s = i % 2;
-            while writes >= 2 {
+            let s = i % ring;
+            while writes >= ring {
                 self.next_of(K_WRITE, "an RDMA Write's completion")?;
                 writes -= 1;
             }
-            // SAFETY: the write from source slot s (iteration i - 2)
-            // completed; writes complete in order.
+            // SAFETY: the write from source slot s (iteration i - ring)
+            // completed: fewer than `ring` writes are in flight and they
+            // complete in order.
             unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, true) };
             let t0 = Instant::now();
             ep.post_write(
@@ -1226,7 +1240,8 @@ impl<'a> Session<'a> {
         self.send_ctl(Ctl::new(CtlKind::Ready))?;
         let mut found = None;
         let mut received = 0u64;
-        let mut sends = 0u32;
+        let ring = self.ring(size);
+        let mut sends = 0u64;
         while received < count {
             let d = self.next("the client's message")?;
             match kind_of(d.cookie) {
@@ -1255,13 +1270,13 @@ impl<'a> Session<'a> {
             received += 1;
             post_next(&mut posted)?;
             if lat {
-                while sends >= 2 {
+                while sends >= ring {
                     self.next_of(K_SEND, "a Send's completion")?;
                     sends -= 1;
                 }
-                let s = i % 2;
-                // SAFETY: the Send from source slot s (iteration i - 2)
-                // completed.
+                let s = i % ring;
+                // SAFETY: the Send from source slot s (iteration i - ring)
+                // completed: fewer than `ring` in flight, completed in order.
                 unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, false) };
                 ep.post_send(
                     self.data.triplet(self.src_off(s, size), size),
