@@ -9,11 +9,13 @@
 #   make bench        time the local hot paths (ns per operation), then qp-bench and bench-ep
 #   make qp-bench     queue pairs (iWARP over loopback TCP) beside raw TCP
 #   make bench-ep     endpoints through the C API beside raw TCP and the queue pairs
-#   make install PREFIX=/usr/local
+#   make tools        dat-info and dat-perf into build/bin/ (they load build/lib/libdat.so.1)
+#   make install PREFIX=/usr/local   library, headers, dat.pc, dat.conf.example, dat-info, dat-perf
 #   make valgrind     run the C tests once under valgrind
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
+BINDIR     ?= $(PREFIX)/bin
 INCDIR     ?= $(PREFIX)/include
 SYSCONFDIR ?= $(PREFIX)/etc
 CC         ?= cc
@@ -53,7 +55,7 @@ VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
                 $(filter %/e2e_smoke %/dto_e2e,$(EP_BIN))
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo examples bench qp-bench bench-ep install valgrind clippy fmt lint header-modes dropin clean
+        demo examples tools bench qp-bench bench-ep install valgrind clippy fmt lint header-modes dropin clean
 
 all: lib
 
@@ -181,8 +183,19 @@ demo: lib
 	$(CC) $(CSTD) $(CWARN) -Iinclude -o $(BUILD)/demo/dat_demo examples/dat_demo.c $(LDFLAGS_T)
 	$(BUILD)/demo/dat_demo
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/dat $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(SYSCONFDIR)/dat
+# The tools find libdat.so.1 through their run path $ORIGIN/../lib: in the
+# build tree build/bin/../lib, installed PREFIX/bin/../lib (set
+# DAT_TOOLS_RPATH at build time for another LIBDIR; DAT_LIBRARY at run time).
+TOOLS := dat-info dat-perf
+
+tools: lib
+	$(CARGO) build --release -p dat-tools
+	mkdir -p $(BUILD)/bin
+	for t in $(TOOLS); do cp target/release/$$t $(BUILD)/bin/$$t; done
+
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/dat $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(SYSCONFDIR)/dat $(DESTDIR)$(BINDIR)
+	for t in $(TOOLS); do install -m 0755 target/release/$$t $(DESTDIR)$(BINDIR)/$$t; done
 	install -m 0755 $(LIBOUT)/libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so.1
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 0644 include/dat/*.h $(DESTDIR)$(INCDIR)/dat/
