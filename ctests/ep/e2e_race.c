@@ -181,6 +181,8 @@ static int coll_finish(struct coll *c, double secs)
         return 0;
     }
     pthread_join(c->th, NULL);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
     return 1;
 }
 
@@ -680,6 +682,8 @@ TEST(EFR_08_cno_waiter_released_when_dto_evd_freed)
                 return;
             }
             pthread_join(w->th, NULL);
+            pthread_cond_destroy(&w->cv);
+            pthread_mutex_destroy(&w->mu);
             CHECK(w->last_evd == DAT_HANDLE_NULL);
             CHECK_TYPE(w->last, DAT_QUEUE_EMPTY);
             CHECK(w->bad == 0);
@@ -813,7 +817,7 @@ TEST(RACE_posts_during_abrupt_disconnect)
         DAT_EP_ATTR a = race_attr(NPOSTER * NPOST, 8);
         for (int it = 0; it < ITER; it++) {
             DAT_EP_HANDLE ep;
-            int next[NPOSTER] = {0}, flushed = 0, nsucc = 0;
+            int next[NPOSTER] = {0}, flushed = 0;
             PREQUIRE(&p, dat_ep_create(p.ia, p.pz, big, p.req_evd, p.conn_evd, &a, &ep) ==
                              DAT_SUCCESS);
             for (int j = 0; j < NPOSTER * NPOST; j++)
@@ -832,7 +836,7 @@ TEST(RACE_posts_during_abrupt_disconnect)
                     flushed = 1;
                     continue;
                 }
-                nsucc++;
+                ctest_handover(m.buf + (size_t)j * MSG, MSG);
                 struct msg g = get_msg(m.buf + (size_t)j * MSG);
                 if (flushed || g.magic != MAGIC || g.thread >= NPOSTER || g.iter != (uint32_t)it ||
                     g.seq != (uint32_t)next[g.thread]) {
@@ -899,6 +903,8 @@ TEST(RACE_posts_during_abrupt_disconnect)
             s->expect_at = ctest_now();
             pthread_mutex_unlock(&s->mu);
             pthread_join(reaper, NULL);
+            pthread_cond_destroy(&s->cv);
+            pthread_mutex_destroy(&s->mu);
             CHECK_RET(s->reap_err, DAT_SUCCESS);
             if (s->nev + s->extra != total) {
                 fprintf(stderr, "    race %d: %d successful posts, %d completions\n", it, total,
@@ -1017,8 +1023,10 @@ static void dq_check(DAT_EP_HANDLE ep, const unsigned char *buf, uint32_t round)
 {
     unsigned char seen[NMSG] = {0};
     int n = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++)
         pthread_join(DQ[i].th, NULL);
+    pthread_mutex_destroy(&DQS.mu);
+    for (int i = 0; i < 2; i++) {
         CHECK_RET(DQ[i].err, DAT_SUCCESS);
         n += DQ[i].n;
         for (int e = 0; e < DQ[i].n && e < NMSG; e++) {
@@ -1034,6 +1042,7 @@ static void dq_check(DAT_EP_HANDLE ep, const unsigned char *buf, uint32_t round)
             }
             seen[c] = 1;
             if (buf != NULL) {
+                ctest_handover(buf + (size_t)c * MSG, MSG);
                 struct msg g = get_msg(buf + (size_t)c * MSG);
                 if (g.magic != MAGIC || g.thread != 0 || g.seq != (uint32_t)c || g.iter != round) {
                     fprintf(stderr, "    %sround %u: receive %llu holds (%x, %u, %u, %u)\n", side(),
