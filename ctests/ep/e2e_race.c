@@ -15,7 +15,10 @@
  * - two threads posting Sends while the EP is disconnected abruptly:
  *   every post is DAT_SUCCESS or DAT_INVALID_STATE (DISCONNECT_PENDING),
  *   every successful post completes exactly once, in order (§3.3, §3.4);
- *   everything is freed and the IA closes gracefully;
+ *   everything is freed and the IA closes gracefully; the same while the
+ *   peer disconnects (every post succeeds) and while the EP is freed;
+ * - two threads posting on one EP, one with SUPPRESS: only the other's
+ *   completions come (per-post flags stay with their own post);
  * - two threads racing dat_evd_dequeue on one DTO EVD while completions
  *   arrive: each completion is taken exactly once (EDQ-08), data checked.
  *
@@ -715,11 +718,14 @@ TEST(EFR_08_cno_waiter_released_when_dto_evd_freed)
 
 /* ---- posts racing an abrupt disconnect ------------------------------------------ */
 
+enum { RACE_LOCAL, RACE_FREE, RACE_PEER }; /* who ends the connection */
+
 struct postrace {
     DAT_EP_HANDLE ep;
     DAT_EVD_HANDLE req;
     const struct mr *m;
     uint32_t iter;
+    int mode; /* RACE_LOCAL, RACE_FREE, RACE_PEER (below) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int posted;  /* post calls made, all posters */
@@ -728,7 +734,7 @@ struct postrace {
     double expect_at;
     /* per poster, read after the join */
     unsigned char ok[NPOSTER][NPOST];
-    int nok[NPOSTER], nstate[NPOSTER];
+    int nok[NPOSTER], nstate[NPOSTER], nhandle[NPOSTER];
     DAT_RETURN bad[NPOSTER];
     /* the reaper, read after the join */
     DAT_EVENT ev[NPOSTER * NPOST];
@@ -755,8 +761,14 @@ static void *poster_main(void *arg)
         if (r == DAT_SUCCESS) {
             s->ok[t][k] = 1;
             s->nok[t]++;
-        } else if (r == DISCPENDING_STATE) {
+        } else if (s->mode == RACE_LOCAL && r == DISCPENDING_STATE) {
             s->nstate[t]++;
+        } else if (s->mode == RACE_FREE && (r & DAT_CLASS_ERROR) &&
+                   DAT_GET_TYPE(r) == DAT_INVALID_STATE) {
+            s->nstate[t]++;
+        } else if (s->mode == RACE_FREE && (r & DAT_CLASS_ERROR) &&
+                   DAT_GET_TYPE(r) == DAT_INVALID_HANDLE) {
+            s->nhandle[t]++;
         } else if (s->bad[t] == DAT_SUCCESS) {
             s->bad[t] = r;
         }
@@ -788,6 +800,8 @@ static void *reaper_main(void *arg)
         int expect = s->expect;
         double at = s->expect_at;
         pthread_mutex_unlock(&s->mu);
+        if (expect >= 0 && s->mode == RACE_FREE && r != DAT_SUCCESS)
+            return NULL; /* nothing more comes for a freed EP */
         if (expect >= 0 && (s->nev + s->extra >= expect || ctest_now() > at + 10.0))
             return NULL;
     }
@@ -804,26 +818,38 @@ static void *reaper_main(void *arg)
  * checks that every receive completes once, in order, with intact data.
  * Everything is freed at the end and both IAs close gracefully.
  */
-TEST(RACE_posts_during_abrupt_disconnect)
+static int post_race(int mode)
 {
+    int freeing = mode == RACE_FREE;
     struct pair p;
     struct mr m;
     DAT_EVD_HANDLE big;
-    REQUIRE(dpair_start(&p) == 0);
-    PREQUIRE(&p, mr_make(p.ia, p.pz, (size_t)NPOSTER * NPOST * MSG, LRW, &m) == DAT_SUCCESS);
-    PREQUIRE(&p, dat_evd_create(p.ia, BIGQ, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &big) ==
+    if (dpair_start(&p) != 0) {
+        fprintf(stderr, "    pair setup failed\n");
+        ctest_failures++;
+        return -1;
+    }
+    HREQUIRE(&p, mr_make(p.ia, p.pz, (size_t)NPOSTER * NPOST * MSG, LRW, &m) == DAT_SUCCESS);
+    HREQUIRE(&p, dat_evd_create(p.ia, BIGQ, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &big) ==
                      DAT_SUCCESS);
     if (p.server) {
         DAT_EP_ATTR a = race_attr(NPOSTER * NPOST, 8);
         for (int it = 0; it < ITER; it++) {
             DAT_EP_HANDLE ep;
             int next[NPOSTER] = {0}, flushed = 0;
-            PREQUIRE(&p, dat_ep_create(p.ia, p.pz, big, p.req_evd, p.conn_evd, &a, &ep) ==
+            HREQUIRE(&p, dat_ep_create(p.ia, p.pz, big, p.req_evd, p.conn_evd, &a, &ep) ==
                              DAT_SUCCESS);
             for (int j = 0; j < NPOSTER * NPOST; j++)
-                PREQUIRE(&p, recv1(ep, &m, (size_t)j * MSG, MSG, (uint64_t)j, 0) == DAT_SUCCESS);
-            PREQUIRE(&p, srv_accept(&p, ep, p.conn_evd) == 0);
-            EXPECT_GONE(p.conn_evd, ep);
+                HREQUIRE(&p, recv1(ep, &m, (size_t)j * MSG, MSG, (uint64_t)j, 0) == DAT_SUCCESS);
+            HREQUIRE(&p, srv_accept(&p, ep, p.conn_evd) == 0);
+            if (mode == RACE_PEER) {
+                char x = 0;
+                HREQUIRE(&p, pair_hear(&p, &x, 1) == 0 && x == 'x');
+                CHECK_OK(dat_ep_disconnect(ep, DAT_CLOSE_ABRUPT_FLAG));
+                EXPECT_CONN(p.conn_evd, ep, DAT_CONNECTION_EVENT_DISCONNECTED, 0);
+            } else {
+                EXPECT_GONE(p.conn_evd, ep);
+            }
             for (int j = 0; j < NPOSTER * NPOST; j++) {
                 DAT_EVENT ev;
                 if (!GET_EV(big, &ev))
@@ -853,17 +879,17 @@ TEST(RACE_posts_during_abrupt_disconnect)
             expect_none_at(__FILE__, __LINE__, big, 5);
             CHECK_OK(dat_ep_free(ep));
             drain(p.req_evd);
-            PSYNC(&p, 'n');
+            HREQUIRE(&p, pair_sync(&p, 'n') == 0);
         }
     } else {
         DAT_EP_ATTR a = race_attr(1, NPOSTER * NPOST + 8);
         struct postrace *s = &PR;
-        int dist_ok = 0, dist_state = 0;
+        int dist_ok = 0, dist_state = 0, dist_handle = 0, dist_flushed = 0;
         for (int it = 0; it < ITER; it++) {
             DAT_EP_HANDLE ep;
-            PREQUIRE(&p, dat_ep_create(p.ia, p.pz, p.recv_evd, big, p.conn_evd, &a, &ep) ==
+            HREQUIRE(&p, dat_ep_create(p.ia, p.pz, p.recv_evd, big, p.conn_evd, &a, &ep) ==
                              DAT_SUCCESS);
-            PREQUIRE(&p, cli_connect(&p, ep, p.conn_evd) == 0);
+            HREQUIRE(&p, cli_connect(&p, ep, p.conn_evd) == 0);
             memset(s, 0, sizeof(*s));
             pthread_mutex_init(&s->mu, NULL);
             pthread_cond_init(&s->cv, NULL);
@@ -871,27 +897,36 @@ TEST(RACE_posts_during_abrupt_disconnect)
             s->req = big;
             s->m = &m;
             s->iter = (uint32_t)it;
+            s->mode = mode;
             s->expect = -1;
             s->trigger = 1 + (it * 97) % (NPOSTER * NPOST - 1);
             pthread_t reaper;
             struct poster po[NPOSTER];
-            PREQUIRE(&p, pthread_create(&reaper, NULL, reaper_main, s) == 0);
+            HREQUIRE(&p, pthread_create(&reaper, NULL, reaper_main, s) == 0);
             for (int t = 0; t < NPOSTER; t++) {
                 po[t].t = t;
-                PREQUIRE(&p, pthread_create(&po[t].th, NULL, poster_main, &po[t]) == 0);
+                HREQUIRE(&p, pthread_create(&po[t].th, NULL, poster_main, &po[t]) == 0);
             }
             pthread_mutex_lock(&s->mu);
             while (s->posted < s->trigger)
                 pthread_cond_wait(&s->cv, &s->mu);
             pthread_mutex_unlock(&s->mu);
-            CHECK_OK(dat_ep_disconnect(ep, DAT_CLOSE_ABRUPT_FLAG));
-            EXPECT_CONN(p.conn_evd, ep, DAT_CONNECTION_EVENT_DISCONNECTED, 0);
+            if (freeing) {
+                CHECK_OK(dat_ep_free(ep));
+            } else if (mode == RACE_PEER) {
+                HREQUIRE(&p, pair_tell(&p, "x", 1) == 0);
+                EXPECT_GONE(p.conn_evd, ep);
+            } else {
+                CHECK_OK(dat_ep_disconnect(ep, DAT_CLOSE_ABRUPT_FLAG));
+                EXPECT_CONN(p.conn_evd, ep, DAT_CONNECTION_EVENT_DISCONNECTED, 0);
+            }
             int total = 0;
             for (int t = 0; t < NPOSTER; t++) {
                 pthread_join(po[t].th, NULL);
                 total += s->nok[t];
                 dist_ok += s->nok[t];
                 dist_state += s->nstate[t];
+                dist_handle += s->nhandle[t];
                 if (s->bad[t] != DAT_SUCCESS) {
                     fprintf(stderr, "    poster %d: dat_ep_post_send returned 0x%08x\n", t,
                             (unsigned)s->bad[t]);
@@ -906,7 +941,7 @@ TEST(RACE_posts_during_abrupt_disconnect)
             pthread_cond_destroy(&s->cv);
             pthread_mutex_destroy(&s->mu);
             CHECK_RET(s->reap_err, DAT_SUCCESS);
-            if (s->nev + s->extra != total) {
+            if (freeing ? s->nev + s->extra > total : s->nev + s->extra != total) {
                 fprintf(stderr, "    race %d: %d successful posts, %d completions\n", it, total,
                         s->nev + s->extra);
                 ctest_failures++;
@@ -936,15 +971,176 @@ TEST(RACE_posts_during_abrupt_disconnect)
                 seen[t][k] = 1;
                 next[t] = k + 1;
                 flushed |= d->status == DAT_DTO_ERR_FLUSHED;
+                dist_flushed += d->status == DAT_DTO_ERR_FLUSHED;
             }
-            CHECK(ep_state(ep) == DAT_EP_STATE_DISCONNECTED);
-            CHECK_OK(dat_ep_free(ep));
-            PSYNC(&p, 'n');
+            if (freeing) {
+                check_conn_after_free(p.conn_evd, ep, 0);
+            } else {
+                CHECK(ep_state(ep) == DAT_EP_STATE_DISCONNECTED);
+                CHECK_OK(dat_ep_free(ep));
+            }
+            HREQUIRE(&p, pair_sync(&p, 'n') == 0);
         }
         if (getenv("CTEST_VERBOSE"))
-            fprintf(stderr, "    posts: %d accepted, %d refused in DISCONNECT_PENDING\n", dist_ok,
-                    dist_state);
+            fprintf(stderr,
+                    "    posts: %d accepted (%d completed FLUSHED), %d DAT_INVALID_STATE, %d "
+                    "DAT_INVALID_HANDLE\n",
+                    dist_ok, dist_flushed, dist_state, dist_handle);
     }
+    pair_close(&p, &m, 1, &big, 1);
+    pair_finish(&p);
+    return 0;
+}
+
+TEST(RACE_posts_during_abrupt_disconnect)
+{
+    post_race(RACE_LOCAL);
+}
+
+/*
+ * The same with dat_ep_free instead of the disconnect (posting and freeing
+ * one EP from two threads is the consumer's race, §0.7, but must not
+ * corrupt anything): every post returns DAT_SUCCESS, DAT_INVALID_HANDLE
+ * (freed) or DAT_INVALID_STATE (its queue pair went down under it); no
+ * completion comes for a failed post, none twice, none after the free
+ * (§3.3 rule 5); the server sees a per-poster prefix, in order, intact;
+ * both IAs close gracefully.
+ */
+TEST(RACE_posts_during_ep_free)
+{
+    post_race(RACE_FREE);
+}
+
+/*
+ * The same while the peer disconnects abruptly: the EP goes from CONNECTED
+ * straight to DISCONNECTED (T25), so every post returns DAT_SUCCESS and
+ * completes once (flushed when it came too late).
+ */
+TEST(RACE_posts_during_peer_disconnect)
+{
+    post_race(RACE_PEER);
+}
+
+
+/* ---- two posters, one EP, different flags ---------------------------------------- */
+
+#define NMIX 500 /* sends per poster per round */
+
+struct mixer {
+    pthread_t th;
+    DAT_EP_HANDLE ep;
+    const struct mr *m;
+    int t;
+    uint32_t round;
+    DAT_RETURN bad;
+};
+
+static struct mixer MX[2];
+
+/* Poster 0 posts with DAT_COMPLETION_SUPPRESS_FLAG, poster 1 without. */
+static void *mixer_main(void *arg)
+{
+    struct mixer *x = arg;
+    for (int k = 0; k < NMIX; k++) {
+        size_t off = ((size_t)x->t * NMIX + (size_t)k) * MSG;
+        put_msg(x->m->buf + off, (uint32_t)x->t, (uint32_t)k, x->round);
+        DAT_RETURN r = send1(x->ep, x->m, off, MSG, ((uint64_t)x->t << 32) | (uint64_t)k,
+                             x->t == 0 ? DAT_COMPLETION_SUPPRESS_FLAG : DAT_COMPLETION_DEFAULT_FLAG);
+        if (r != DAT_SUCCESS && x->bad == DAT_SUCCESS)
+            x->bad = r;
+    }
+    return NULL;
+}
+
+/*
+ * Two threads post Sends on the same EP at once, one with SUPPRESS and
+ * one without (§3.5; everything internally thread-safe, §0.7 [REC]):
+ * exactly the second poster's completions come, each once and in its
+ * order; none of the SUPPRESS poster's. The server gets both posters'
+ * messages, each poster's in order. (Before the EP serialised concurrent
+ * posts, the remembered per-post flags could be paired with the other
+ * thread's work request: a SUPPRESS post was reported and a normal one
+ * lost.)
+ */
+TEST(RACE_two_posters_one_ep_mixed_flags)
+{
+    struct pair p;
+    struct mr m;
+    DAT_EVD_HANDLE big;
+    REQUIRE(dpair_start(&p) == 0);
+    PREQUIRE(&p, mr_make(p.ia, p.pz, (size_t)2 * NMIX * MSG, LRW, &m) == DAT_SUCCESS);
+    PREQUIRE(&p, dat_evd_create(p.ia, BIGQ, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &big) ==
+                     DAT_SUCCESS);
+    DAT_EP_ATTR a = race_attr(2 * NMIX, 2 * NMIX);
+    if (p.server) {
+        PREQUIRE(&p, dat_ep_create(p.ia, p.pz, big, p.req_evd, p.conn_evd, &a, &p.ep) ==
+                         DAT_SUCCESS);
+        PREQUIRE(&p, srv_accept(&p, p.ep, p.conn_evd) == 0);
+        for (int r = 0; r < ROUNDS / 2; r++) {
+            int next[2] = {0, 0};
+            for (int j = 0; j < 2 * NMIX; j++)
+                PREQUIRE(&p, recv1(p.ep, &m, (size_t)j * MSG, MSG, (uint64_t)j, 0) ==
+                                 DAT_SUCCESS);
+            PSYNC(&p, 'r');
+            for (int j = 0; j < 2 * NMIX; j++) {
+                DAT_EVENT ev;
+                if (!GET_EV(big, &ev) ||
+                    !check_dto_ev_at(__FILE__, __LINE__, &ev, big, p.ep, (uint64_t)j,
+                                     DAT_DTO_SUCCESS, MSG))
+                    break;
+                ctest_handover(m.buf + (size_t)j * MSG, MSG);
+                struct msg g = get_msg(m.buf + (size_t)j * MSG);
+                if (g.magic != MAGIC || g.thread > 1 || g.iter != (uint32_t)r ||
+                    g.seq != (uint32_t)next[g.thread]) {
+                    fprintf(stderr, "    [server] round %d receive %d: message (%x, %u, %u, %u)\n",
+                            r, j, (unsigned)g.magic, (unsigned)g.thread, (unsigned)g.seq,
+                            (unsigned)g.iter);
+                    ctest_failures++;
+                    break;
+                }
+                next[g.thread]++;
+            }
+            PSYNC(&p, 'd');
+        }
+    } else {
+        PREQUIRE(&p, dat_ep_create(p.ia, p.pz, p.recv_evd, big, p.conn_evd, &a, &p.ep) ==
+                         DAT_SUCCESS);
+        PREQUIRE(&p, cli_connect(&p, p.ep, p.conn_evd) == 0);
+        for (int r = 0; r < ROUNDS / 2; r++) {
+            PSYNC(&p, 'r');
+            for (int t = 0; t < 2; t++) {
+                memset(&MX[t], 0, sizeof(MX[t]));
+                MX[t].ep = p.ep;
+                MX[t].m = &m;
+                MX[t].t = t;
+                MX[t].round = (uint32_t)r;
+                PREQUIRE(&p, pthread_create(&MX[t].th, NULL, mixer_main, &MX[t]) == 0);
+            }
+            for (int t = 0; t < 2; t++) {
+                pthread_join(MX[t].th, NULL);
+                CHECK_RET(MX[t].bad, DAT_SUCCESS);
+            }
+            int n = 0;
+            for (int k = 0; k < NMIX; k++) {
+                DAT_EVENT ev;
+                if (!GET_EV(big, &ev))
+                    break;
+                uint64_t c = ev.event_data.dto_completion_event_data.user_cookie.as_64;
+                if (!check_dto_ev_at(__FILE__, __LINE__, &ev, big, p.ep, ((uint64_t)1 << 32) | (uint64_t)k,
+                                     DAT_DTO_SUCCESS, MSG)) {
+                    fprintf(stderr, "    round %d: completion %d is of poster %u, send %u\n", r,
+                            k, (unsigned)(c >> 32), (unsigned)(c & 0xffffffffu));
+                    break;
+                }
+                n++;
+            }
+            CHECK(n == NMIX);
+            expect_none_at(__FILE__, __LINE__, big, 5);
+            PSYNC(&p, 'd');
+        }
+    }
+    PREQUIRE(&p, pair_disconnect(&p) == 0);
+    PSYNC(&p, 'e');
     pair_close(&p, &m, 1, &big, 1);
     pair_finish(&p);
 }
