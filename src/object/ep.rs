@@ -1335,12 +1335,24 @@ impl Ep {
             }
             Err(e) => {
                 self.release(false);
-                if e == PostError::State && self.state() >= DISCONNECT_PENDING {
-                    return self.flush_now(false, cookie, rmr);
-                }
-                Err(post_error(e, 2))
+                self.refused(e, false, cookie, rmr)
             }
         }
+    }
+
+    /// The queue pair refused a post. For its state: the EP was freed by
+    /// another thread during the post (its handle is dead, as for any
+    /// later post), or it is disconnecting (accepted and flushed, §3.3).
+    fn refused(&self, e: PostError, recv: bool, cookie: u64, rmr: Option<Handle>) -> Result<()> {
+        if e == PostError::State {
+            if lock_anyway(&self.inner).freed {
+                return Err(DatError::handle(Sub::HandleEp));
+            }
+            if self.state() >= DISCONNECT_PENDING {
+                return self.flush_now(recv, cookie, rmr);
+            }
+        }
+        Err(post_error(e, 2))
     }
 
     /// What a post needs of the EP's configuration, under one short lock.
@@ -1446,10 +1458,7 @@ impl Ep {
             Ok(()) => Ok(()),
             Err(e) => {
                 self.release(true);
-                if e == PostError::State && self.state() >= DISCONNECT_PENDING {
-                    return self.flush_now(true, cookie, None);
-                }
-                Err(post_error(e, 2))
+                self.refused(e, true, cookie, None)
             }
         }
     }
