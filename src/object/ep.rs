@@ -1192,6 +1192,22 @@ impl Ep {
         .map_err(|_| DatError::resources(Sub::None))
     }
 
+    /// A request slot. When all are taken, the completions waiting in the
+    /// request EVD's CQ are translated first and the slot is tried again:
+    /// a successful SUPPRESS post gives its slot back when it completes
+    /// (§3.6), and the consumer, who gets no event for it, may never poll
+    /// that EVD. (Slots of reported completions stay taken until dequeued.)
+    fn take_request_slot(&self) -> Result<()> {
+        if self.take_slot(false).is_ok() {
+            return Ok(());
+        }
+        let evd = lock_anyway(&self.inner).req_evd.clone();
+        if let Some(evd) = evd {
+            evd.fill();
+        }
+        self.take_slot(false)
+    }
+
     /// `dat_ep_post_send` / `_rdma_write` / `_rdma_read`.
     pub fn post(&self, iov: &[Segment], cookie: u64, req: Request, flags: u32) -> Result<()> {
         let state = self.state();
@@ -1315,7 +1331,7 @@ impl Ep {
         rmr: Option<Handle>,
         post: impl FnOnce(&Arc<dyn QueuePair>) -> std::result::Result<(), PostError>,
     ) -> Result<()> {
-        self.take_slot(false)?;
+        self.take_request_slot()?;
         // Two threads posting at once would otherwise remember their posts
         // in one order and hand them to the queue pair in the other: each
         // completion would then be translated with the other's flags (a
