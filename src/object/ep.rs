@@ -1358,13 +1358,17 @@ impl Ep {
 
     /// The queue pair refused a post. For its state: the EP was freed by
     /// another thread during the post (its handle is dead, as for any
-    /// later post), or it is disconnecting (accepted and flushed, §3.3).
+    /// later post); or its connection is going or gone: disconnecting, or
+    /// still CONNECTED because the transport's word that the peer left (or
+    /// the connection broke) has not reached the EP yet. Such a post is
+    /// accepted and flushed, as on a DISCONNECTED EP (§3.3 rule 2).
     fn refused(&self, e: PostError, recv: bool, cookie: u64, rmr: Option<Handle>) -> Result<()> {
         if e == PostError::State {
             if lock_anyway(&self.inner).freed {
                 return Err(DatError::handle(Sub::HandleEp));
             }
-            if self.state() >= DISCONNECT_PENDING {
+            let state = self.state();
+            if state == CONNECTED || state >= DISCONNECT_PENDING {
                 return self.flush_now(recv, cookie, rmr);
             }
         }
