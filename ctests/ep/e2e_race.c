@@ -304,6 +304,34 @@ static void check_conn_after_free(DAT_EVD_HANDLE conn, DAT_EP_HANDLE ep, int max
 
 /* ---- the peer of the per-race connections ----------------------------------- */
 
+/* srv_accept (dto_helpers.h) that says what went wrong. */
+static int srv_take(struct pair *p, DAT_EP_HANDLE ep)
+{
+    DAT_EVENT ev;
+    DAT_RETURN r = pair_wait(p->cr_evd, &ev);
+    if (r != DAT_SUCCESS || ev.event_number != DAT_CONNECTION_REQUEST_EVENT) {
+        fprintf(stderr, "    [server] waiting for a connection request: 0x%08x\n", (unsigned)r);
+        if (r == DAT_SUCCESS)
+            ev_print(&ev);
+        return -1;
+    }
+    r = dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep, 0, NULL);
+    if (r != DAT_SUCCESS) {
+        fprintf(stderr, "    [server] dat_cr_accept: 0x%08x\n", (unsigned)r);
+        return -1;
+    }
+    r = pair_wait(p->conn_evd, &ev);
+    if (r != DAT_SUCCESS || ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED ||
+        ev.event_data.connect_event_data.ep_handle != ep) {
+        fprintf(stderr, "    [server] waiting for ESTABLISHED of %p: 0x%08x\n", (void *)ep,
+                (unsigned)r);
+        if (r == DAT_SUCCESS)
+            ev_print(&ev);
+        return -1;
+    }
+    return 0;
+}
+
 /*
  * Server half of the cases that race on a fresh client EP per iteration:
  * accepts each connection on a fresh EP; `peer_disc`: disconnects it
@@ -317,7 +345,7 @@ static int srv_iterations(struct pair *p, int iters, int peer_disc)
         DAT_EP_HANDLE ep;
         if (dat_ep_create(p->ia, p->pz, p->recv_evd, p->req_evd, p->conn_evd, &a, &ep) !=
                 DAT_SUCCESS ||
-            srv_accept(p, ep, p->conn_evd) != 0)
+            srv_take(p, ep) != 0 || pair_sync(p, 'e') != 0)
             return -1;
         if (peer_disc) {
             if (pair_sync(p, 'w') != 0)
@@ -348,7 +376,11 @@ static int cli_setup(struct pair *p, const struct mr *m, DAT_CNO_HANDLE cno, DAT
     for (int k = 0; k < NRECV; k++)
         if (recv1(*ep, m, (size_t)k * MSG, MSG, (uint64_t)k, 0) != DAT_SUCCESS)
             return -1;
-    return cli_connect(p, *ep, p->conn_evd);
+    if (cli_connect(p, *ep, p->conn_evd) != 0)
+        return -1;
+    /* The server is established too (see pair_sync 'e' in srv_iterations):
+     * a teardown now is not an aborted accept (ACCEPT_COMPLETION_ERROR). */
+    return pair_sync(p, 'e');
 }
 
 /* Frees the fixture (and the given LMRs and EVDs) and closes the IA
@@ -525,6 +557,7 @@ TEST(EWT_17_ia_close_abrupt_aborts_dto_and_conn_waiters)
             for (int k = 0; k < NRECV; k++)
                 PREQUIRE(&p, recv1(ep, &m2, (size_t)k * MSG, MSG, (uint64_t)k, 0) == DAT_SUCCESS);
             PREQUIRE(&p, cli_connect(&p, ep, conn) == 0);
+            PSYNC(&p, 'e');
             DAT_EVD_HANDLE evds[3] = {recv, req, conn};
             for (int i = 0; i < 3; i++) {
                 PREQUIRE(&p, coll_start(&C[i], evds[i], DAT_TIMEOUT_INFINITE, -1));
@@ -838,7 +871,8 @@ static int post_race(int mode)
                              DAT_SUCCESS);
             for (int j = 0; j < NPOSTER * NPOST; j++)
                 HREQUIRE(&p, recv1(ep, &m, (size_t)j * MSG, MSG, (uint64_t)j, 0) == DAT_SUCCESS);
-            HREQUIRE(&p, srv_accept(&p, ep, p.conn_evd) == 0);
+            HREQUIRE(&p, srv_take(&p, ep) == 0);
+            HREQUIRE(&p, pair_sync(&p, 'e') == 0);
             if (mode == RACE_PEER) {
                 char x = 0;
                 HREQUIRE(&p, pair_hear(&p, &x, 1) == 0 && x == 'x');
@@ -887,6 +921,8 @@ static int post_race(int mode)
             HREQUIRE(&p, dat_ep_create(p.ia, p.pz, p.recv_evd, big, p.conn_evd, &a, &ep) ==
                              DAT_SUCCESS);
             HREQUIRE(&p, cli_connect(&p, ep, p.conn_evd) == 0);
+            /* Both sides established: a teardown is not an aborted accept. */
+            HREQUIRE(&p, pair_sync(&p, 'e') == 0);
             memset(s, 0, sizeof(*s));
             pthread_mutex_init(&s->mu, NULL);
             pthread_cond_init(&s->cv, NULL);
@@ -1073,7 +1109,7 @@ TEST(RACE_two_posters_one_ep_mixed_flags)
     if (p.server) {
         PREQUIRE(&p, dat_ep_create(p.ia, p.pz, big, p.req_evd, p.conn_evd, &a, &p.ep) ==
                          DAT_SUCCESS);
-        PREQUIRE(&p, srv_accept(&p, p.ep, p.conn_evd) == 0);
+        PREQUIRE(&p, srv_take(&p, p.ep) == 0);
         for (int r = 0; r < ROUNDS / 2; r++) {
             int next[2] = {0, 0};
             for (int j = 0; j < 2 * NMIX; j++)
@@ -1274,7 +1310,7 @@ TEST(EDQ_08_dto_two_dequeuers_each_completion_once)
     if (p.server) {
         PREQUIRE(&p, dat_ep_create(p.ia, p.pz, big, p.req_evd, p.conn_evd, &a, &p.ep) ==
                          DAT_SUCCESS);
-        PREQUIRE(&p, srv_accept(&p, p.ep, p.conn_evd) == 0);
+        PREQUIRE(&p, srv_take(&p, p.ep) == 0);
         for (int r = 0; r < ROUNDS; r++) {
             memset(m.buf, 0, (size_t)NMSG * MSG);
             for (int j = 0; j < NMSG; j++)
