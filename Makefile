@@ -129,7 +129,7 @@ valgrind: ctests
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=$(abspath ctests/valgrind.supp)" \
 		./ctests/run.sh $(VALGRIND_BIN)
 
-# The thread checkers over the threaded programs (about a minute): any
+# The thread checkers over the threaded programs (a minute or two): any
 # report fails. libdat's own accesses are suppressed (its Rust std locks
 # and atomics are invisible to both tools: ctests/valgrind/rust-std.supp
 # says why); the C side is checked, with ctest_handover() marking memory
