@@ -1014,14 +1014,17 @@ static double tcp_conn_rate(uint64_t count)
  * not depend on timing: run it under callgrind or perf stat with two
  * values of n and divide the difference by the difference of n. The raw
  * TCP variant does the same with a write and a read per message.
+ * --style wait: dat_evd_wait (threshold 1) instead of dat_evd_dequeue.
  */
 static uint64_t ls_polls;
 
 static void ls_recv(DAT_EVD_HANDLE evd, uint64_t *sends, uint64_t len)
 {
     DAT_EVENT ev;
+    DAT_COUNT nmore;
     for (;;) {
-        DAT_RETURN rc = dat_evd_dequeue(evd, &ev);
+        DAT_RETURN rc = opt_style == STYLE_WAIT ? dat_evd_wait(evd, WAIT_US, 1, &ev, &nmore)
+                                                : dat_evd_dequeue(evd, &ev);
         ls_polls++;
         if (DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY)
             continue;
@@ -1111,10 +1114,10 @@ static void lockstep_dat(const char *ia_name, uint64_t n, uint64_t len)
     double t0 = bench_now();
     ls_loop_dat(a, b, n, len, &sa, &sb);
     double t = bench_now() - t0;
-    printf("lockstep DAT: %llu round trips of %llu B, %.2f dequeues per round trip, "
+    printf("lockstep DAT: %llu round trips of %llu B, %.2f %s per round trip, "
            "%.3f us per round trip (both sides, one thread)\n",
            (unsigned long long)n, (unsigned long long)len, (double)ls_polls / (double)n,
-           t * 1e6 / (double)n);
+           opt_style == STYLE_WAIT ? "waits" : "dequeues", t * 1e6 / (double)n);
     while (sa > 0) {
         next_dto(S.dto_evd, STYLE_WAIT, &ev);
         sa--;

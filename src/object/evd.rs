@@ -8,6 +8,7 @@
 //! first take the IA lock, then the queue lock.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -54,13 +55,36 @@ struct Queue {
     /// Completion flags of the EP streams feeding the EVD, by (EP, recv).
     stream_flags: HashMap<(Handle, bool), u32>,
     /// Queue pairs whose completions land in the CQ: their EP and which
-    /// directions this EVD receives.
-    streams: HashMap<QpNum, Stream>,
+    /// directions this EVD receives (looked up for every completion).
+    streams: HashMap<QpNum, Stream, BuildHasherDefault<QpHasher>>,
     /// Events that must come after the completions already in the CQ
     /// (connection events, flushes made by the DAT layer).
     deferred: VecDeque<Event>,
     /// Bumped for every notification event queued.
     notified: u64,
+}
+
+/// Hashes queue pair numbers with one multiplication (Fibonacci hashing:
+/// the top bits are well mixed, the low bits of consecutive numbers
+/// differ). The numbers are handed out by the local device, not chosen by
+/// a peer, so a keyed hash buys nothing on this per-completion lookup.
+#[derive(Default)]
+struct QpHasher(u64);
+
+impl Hasher for QpHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// One queue pair feeding the EVD's CQ.
@@ -119,7 +143,9 @@ pub struct Evd {
     q: Mutex<Queue>,
     /// Bumped (under the queue lock) by everything a blocked waiter must
     /// look at: a notification event, death, unwaitability, breakage. A
-    /// spinning waiter reads it instead of taking the lock.
+    /// spinning waiter on an EVD without a CQ reads it instead of taking
+    /// the lock (one with a CQ polls and looks at the queue anyway, so
+    /// completions moved from the CQ do not bump it).
     seq: AtomicU64,
     waiters: Notifier,
     /// The transport CQ of an EVD with DTO or RMR-bind flags.
@@ -196,7 +222,7 @@ impl Evd {
                 dead: false,
                 broken: false,
                 stream_flags: HashMap::new(),
-                streams: HashMap::new(),
+                streams: HashMap::default(),
                 deferred: VecDeque::new(),
                 notified: 0,
             }),
@@ -341,7 +367,7 @@ impl Evd {
     /// running the engines once per event (rather than once per empty
     /// queue) would send acknowledgements the next post carries anyway.
     pub fn dequeue(&self) -> Result<Event> {
-        {
+        let room = {
             let mut q = self.live_queue()?;
             if q.broken {
                 return Err(ia::invalid_state());
@@ -354,11 +380,21 @@ impl Evd {
                 release(&ev);
                 return Ok(ev);
             }
-        }
-        self.fill();
-        let mut q = self.live_queue()?;
-        let ev = q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))?;
-        drop(q);
+            q.qlen.saturating_sub(q.events.len())
+        };
+        // Nothing queued: poll, and take the first event under the lock
+        // that queued it.
+        let Some(cq) = &self.cq else {
+            return Err(DatError::of(Type::QueueEmpty));
+        };
+        let ev = self
+            .fill_then(cq, Some(room), |q| {
+                if q.dead {
+                    return Err(invalid());
+                }
+                q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))
+            })
+            .unwrap_or_else(|| Err(invalid()))?;
         release(&ev);
         Ok(ev)
     }
@@ -473,17 +509,31 @@ impl Evd {
     /// then the deferred events once the CQ is empty. Runs the transport's
     /// engines (no thread hop); called with no lock held.
     pub(crate) fn fill(&self) {
-        let Some(cq) = &self.cq else {
-            return;
-        };
+        if let Some(cq) = &self.cq {
+            self.fill_then(cq, None, |_| ());
+        }
+    }
+
+    /// [`Evd::fill`], then `last` on the queue under the lock of the final
+    /// step (`None` if the EVD died first). `room`: the room for events the
+    /// caller saw under the queue lock just before (saves taking it again).
+    fn fill_then<T>(
+        &self,
+        cq: &Arc<dyn CompletionQueue>,
+        mut room: Option<usize>,
+        last: impl FnOnce(&mut Queue) -> T,
+    ) -> Option<T> {
         let mut wcs = [NO_WC; 16];
         loop {
-            let room = {
-                let q = lock_anyway(&self.q);
-                if q.dead {
-                    return;
+            let room = match room.take() {
+                Some(r) => r.min(wcs.len()),
+                None => {
+                    let q = lock_anyway(&self.q);
+                    if q.dead {
+                        return None;
+                    }
+                    q.qlen.saturating_sub(q.events.len()).min(wcs.len())
                 }
-                q.qlen.saturating_sub(q.events.len()).min(wcs.len())
             };
             let n = if room == 0 {
                 0
@@ -492,7 +542,8 @@ impl Evd {
             };
             let mut guard = lock_anyway(&self.q);
             let q = &mut *guard;
-            let mut notified = false;
+            // (No `changed()`: a waiter on an EVD with a CQ fills and looks
+            // at the queue itself; only waiters without one read `seq`.)
             for wc in &wcs[..n] {
                 let Some(s) = q.streams.get(&wc.qp) else {
                     continue;
@@ -507,7 +558,6 @@ impl Evd {
                         q.events.push_back(ev);
                         if notify {
                             q.notified = q.notified.wrapping_add(1);
-                            notified = true;
                         }
                     }
                 }
@@ -521,16 +571,12 @@ impl Evd {
                     ev.evd = self.handle;
                     q.events.push_back(ev);
                     q.notified = q.notified.wrapping_add(1);
-                    notified = true;
                 }
             }
-            if notified {
-                self.changed();
+            if !more {
+                return Some(last(q));
             }
             drop(guard);
-            if !more {
-                break;
-            }
         }
     }
 
