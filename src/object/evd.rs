@@ -402,13 +402,14 @@ impl Evd {
     /// `dat_evd_wait`: succeed once at least `threshold` events are queued.
     /// Events already queued at entry count; after that only a
     /// notification event ends the wait (rulings: notification). An EVD
-    /// with a CQ drives its queue pairs while it spins and sleeps on the
-    /// CQ's descriptor. `held` is the call's [`Held`], taken before the EVD
-    /// was looked up.
+    /// with a CQ drives its queue pairs while it spins (polling the CQ
+    /// only while the queue is short of the threshold) and, before it
+    /// sleeps on the CQ's descriptor, arms the CQ and tells the transport.
+    /// `held` is the call's [`Held`], taken before the EVD was looked up.
     pub fn wait(&self, timeout_us: u32, threshold: i32, held: &Held) -> Result<WaitOutcome> {
         let deadline = (timeout_us != TIMEOUT_INFINITE)
             .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
-        let threshold = {
+        let (threshold, queued_ready) = {
             let mut q = self.live_queue()?;
             let threshold = usize::try_from(threshold)
                 .ok()
@@ -431,41 +432,27 @@ impl Evd {
                 return Err(DatError::state(Sub::EvdConfigThreshold));
             }
             q.waiter = true;
-            threshold
+            // Enough already queued: no need to poll the CQ first.
+            let ready = (q.events.len() >= threshold).then_some(q.notified);
+            (threshold, ready)
         };
         let cq = self.cq.as_ref();
-        if let Some(cq) = cq {
-            cq.waiting(true);
-        }
-        self.fill();
-        let (ready_at_entry, notified_at_entry) = {
-            let q = lock_anyway(&self.q);
-            (q.events.len() >= threshold, q.notified)
+        let (ready_at_entry, notified_at_entry) = match queued_ready {
+            Some(notified) => (true, notified),
+            None => {
+                self.fill();
+                let q = lock_anyway(&self.q);
+                (q.events.len() >= threshold, q.notified)
+            }
         };
         let mut seen = None;
         let sleep = Sleep {
             deadline,
             fd: cq.map(|c| c.wait_fd()),
         };
-        let r = wait::wait(&self.waiters, sleep, held, || {
-            if let Some(cq) = cq {
-                self.fill();
-                cq.arm(false);
-                self.fill();
-            } else {
-                if self.flags & (EVD_CONNECTION_FLAG | EVD_CR_FLAG) != 0 {
-                    // Connection events come from the engines: drive them
-                    // (the progress thread leaves queue pairs polled lately
-                    // to their pollers).
-                    self.ia.dev.progress();
-                }
-                let now = self.seq.load(Ordering::Acquire);
-                if seen == Some(now) {
-                    return None;
-                }
-                seen = Some(now);
-            }
-            let mut q = lock_anyway(&self.q);
+        // Ends the wait if the queue meets the threshold (and the wait may
+        // end now: events queued at entry, or a notification since).
+        let ready = |q: &mut Queue| -> Option<Result<WaitOutcome>> {
             if q.dead {
                 return Some(Err(DatError::of(Type::Abort)));
             }
@@ -480,8 +467,54 @@ impl Evd {
                 return Some(Ok(WaitOutcome::Event(ev, q.events.len())));
             }
             None
+        };
+        // Whether the transport was told a thread sleeps on the CQ.
+        let declared = std::cell::Cell::new(false);
+        let r = wait::wait_phased(&self.waiters, sleep, held, |sleep_next| {
+            if let Some(cq) = cq {
+                // What is queued comes before anything still in the CQ: no
+                // poll (and no engine run) while it is enough.
+                if let Some(r) = ready(&mut lock_anyway(&self.q)) {
+                    return Some(r);
+                }
+                self.fill();
+                if sleep_next {
+                    // What that poll brought may be enough: then no arm and
+                    // no second poll (whose engine run would send, alone,
+                    // the acknowledgement the next post would carry).
+                    if let Some(r) = ready(&mut lock_anyway(&self.q)) {
+                        return Some(r);
+                    }
+                    // Only a sleep needs the notification: arming while
+                    // spinning would read the eventfd on every poll, and
+                    // the completions the next poll pushes would write it.
+                    // Likewise the transport hears of a sleeper only now:
+                    // a spinning waiter drives its queue pairs itself (its
+                    // polls move their activity counters), and one declared
+                    // asleep while it spins would have the progress thread
+                    // step in for every acknowledgement it defers.
+                    if !declared.replace(true) {
+                        cq.waiting(true);
+                    }
+                    cq.arm(false);
+                    self.fill();
+                }
+            } else {
+                if self.flags & (EVD_CONNECTION_FLAG | EVD_CR_FLAG) != 0 {
+                    // Connection events come from the engines: drive them
+                    // (the progress thread leaves queue pairs polled lately
+                    // to their pollers).
+                    self.ia.dev.progress();
+                }
+                let now = self.seq.load(Ordering::Acquire);
+                if seen == Some(now) {
+                    return None;
+                }
+                seen = Some(now);
+            }
+            ready(&mut lock_anyway(&self.q))
         });
-        if let Some(cq) = cq {
+        if let Some(cq) = cq.filter(|_| declared.get()) {
             cq.waiting(false);
         }
         let mut q = lock_anyway(&self.q);
