@@ -625,7 +625,33 @@ fn qp_lockstep(d: &Devs, len: usize, n: usize) -> R<()> {
         polls as f64 / n as f64,
         t * 1e6 / n as f64
     );
+    // The last echoes' acknowledgements, then polls of an idle CQ.
+    let mut p = Poller::new(&ca);
+    let end = Instant::now() + Duration::from_millis(100);
+    while Instant::now() < end {
+        let _ = p.try_next()?;
+        cb.poll(&mut [NO_WC; 4]);
+    }
+    let t0 = Instant::now();
+    lockstep_empty(&ca, n)?;
+    println!(
+        "lockstep QP: {:.3} us per poll of an empty CQ",
+        t0.elapsed().as_secs_f64() * 1e6 / n as f64
+    );
     let _ = qa.disconnect(false);
+    Ok(())
+}
+
+/// Polls of an idle CQ (the spin of a busy poller; callgrind:
+/// `--toggle-collect=qp_bench::lockstep_empty`).
+#[inline(never)]
+fn lockstep_empty(cq: &Arc<dyn CompletionQueue>, n: usize) -> R<()> {
+    let mut buf = [NO_WC; 32];
+    for _ in 0..n {
+        if cq.poll(&mut buf) != 0 {
+            return Err("lockstep: a completion on an idle CQ".into());
+        }
+    }
     Ok(())
 }
 
