@@ -602,7 +602,7 @@ fn qp_pingpong(d: &Devs, len: usize, warm: usize, iters: usize) -> R<f64> {
 /// TCP delivers inside the sender's system call, so the work per round
 /// trip does not depend on timing: run under callgrind or `perf stat`
 /// with two values of `n` and divide the difference.
-fn qp_lockstep(d: &Devs, len: usize, n: usize) -> R<()> {
+fn qp_lockstep(d: &Devs, len: usize, n: usize, idle: bool) -> R<()> {
     let (ca, cb) = d.cqs()?;
     let src = pattern(len, 4);
     let (ra, rb) = (vec![0u8; len], vec![0u8; len]);
@@ -625,19 +625,21 @@ fn qp_lockstep(d: &Devs, len: usize, n: usize) -> R<()> {
         polls as f64 / n as f64,
         t * 1e6 / n as f64
     );
-    // The last echoes' acknowledgements, then polls of an idle CQ.
-    let mut p = Poller::new(&ca);
-    let end = Instant::now() + Duration::from_millis(100);
-    while Instant::now() < end {
-        let _ = p.try_next()?;
-        cb.poll(&mut [NO_WC; 4]);
+    if idle {
+        // The last echoes' acknowledgements, then polls of an idle CQ.
+        let mut p = Poller::new(&ca);
+        let end = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < end {
+            let _ = p.try_next()?;
+            cb.poll(&mut [NO_WC; 4]);
+        }
+        let t0 = Instant::now();
+        lockstep_empty(&ca, n)?;
+        println!(
+            "lockstep QP: {:.3} us per poll of an empty CQ",
+            t0.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
     }
-    let t0 = Instant::now();
-    lockstep_empty(&ca, n)?;
-    println!(
-        "lockstep QP: {:.3} us per poll of an empty CQ",
-        t0.elapsed().as_secs_f64() * 1e6 / n as f64
-    );
     let _ = qa.disconnect(false);
     Ok(())
 }
@@ -1271,7 +1273,7 @@ fn size_str(n: usize) -> String {
 
 /// Patterns to run: those whose group (`latency`, `procs`, `write`,
 /// `read`, `rate`, `conn`) is named on the command line, or all.
-/// `qp_bench lockstep [N [BYTES]]` instead runs [`qp_lockstep`] alone.
+/// `qp_bench lockstep [N [BYTES [idle]]]` instead runs [`qp_lockstep`] alone.
 fn wanted(group: &str) -> bool {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -1407,11 +1409,13 @@ fn run() -> R<Vec<Row>> {
     Ok(rows)
 }
 
-/// `qp_bench lockstep [N [BYTES]]`: [`qp_lockstep`] alone.
+/// `qp_bench lockstep [N [BYTES [idle]]]`: [`qp_lockstep`] alone (`idle`:
+/// then N polls of the idle CQ, timed).
 fn lockstep_main(args: &[String]) -> ExitCode {
     let n = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let len = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(8);
-    match Devs::open().and_then(|d| qp_lockstep(&d, len, n)) {
+    let idle = args.get(2).is_some_and(|a| a == "idle");
+    match Devs::open().and_then(|d| qp_lockstep(&d, len, n, idle)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("qp_bench: error (lockstep): {e}");
