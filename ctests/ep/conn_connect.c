@@ -1054,8 +1054,6 @@ TEST(EDC_09_dup_held_times_out)
 
 TEST(EDC_10_dup_follows_handoff)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("documented (docs/endpoints.md): dat_ep_dup_connect keeps no redirection memory");
     dup_follows_handoff_case();
 }
 

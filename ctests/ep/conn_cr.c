@@ -665,8 +665,6 @@ TEST(CRH_04_stale_cr)
 
 TEST(CRH_05_dup_connect_after_handoff)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("documented (docs/endpoints.md): dat_ep_dup_connect keeps no redirection memory");
     dup_follows_handoff_case();
 }
 

@@ -968,8 +968,6 @@ TEST(RSC_08_second_request_refused)
 
 TEST(RSC_09_reject_returns_ep_and_recreate)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("known issue (docs/endpoints.md): a freed service point's port is released asynchronously");
     struct pair p;
 
     REQUIRE(pair_start(&p) == 0);

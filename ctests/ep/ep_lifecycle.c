@@ -891,8 +891,6 @@ static int eps_send_msgs(struct pair *p, DAT_EP_HANDLE ep, const struct lc_mem *
 
 TEST(EPS_12_srq_ep_reconnect_after_reset)
 {
-    if (getenv("DAT_TEST_KNOWN_ISSUES") == NULL)
-        SKIP("known issue (docs/endpoints.md): an SRQ EP reconnected after reset sometimes has its first Send flushed");
     struct pair p;
     DAT_IA_ATTR ia_attr;
     DAT_PROVIDER_ATTR pr;

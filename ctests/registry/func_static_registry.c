@@ -1198,8 +1198,8 @@ TEST(BUILTIN_ALIAS_02_conf_line_replaces_builtin_ia_of_its_name)
     cleanup();
 }
 
-/* The built-in provider's instance options are accepted (bad ones are
- * ignored with a warning), and family=inet6 picks the IPv6 loopback address,
+/* The built-in provider's instance options are accepted and reported as
+ * its named attributes (bad ones are ignored with a warning), and family=inet6 picks the IPv6 loopback address,
  * or with netdev= the interface's IPv6 address. */
 TEST(BUILTIN_OPTIONS_01_instance_options_and_family)
 {
@@ -1219,8 +1219,33 @@ TEST(BUILTIN_OPTIONS_01_instance_options_and_family)
     REQUIRE(conf_install());
 
     CHECK_OK(open_ia("opts0", &ia));
-    if (ia != DAT_HANDLE_NULL)
+    if (ia != DAT_HANDLE_NULL) {
+        /* The options come back as the provider's named attributes. */
+        DAT_PROVIDER_ATTR pa;
+        static const char *want[][2] = {
+            {"transport", "iwarp-tcp"}, {"netdev", "loopback"}, {"crc", "on"},
+            {"ack", "local"}, {"fpdu", "mss"}, {"rnr_timeout", "100"},
+            {"keepalive", "30,5,3"}, {"user_timeout", "5000"}, {"address", "127.0.0.1"},
+        };
+        memset(&pa, 0, sizeof(pa));
+        CHECK_OK(dat_ia_query(ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa));
+        CHECK(pa.num_provider_specific_attr == 9 && pa.provider_specific_attr != NULL);
+        for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+            int found = 0;
+            for (DAT_COUNT k = 0; pa.provider_specific_attr != NULL &&
+                                  k < pa.num_provider_specific_attr;
+                 k++)
+                if (strcmp(pa.provider_specific_attr[k].name, want[w][0]) == 0) {
+                    found = 1;
+                    if (strcmp(pa.provider_specific_attr[k].value, want[w][1]) != 0)
+                        CHECK(!"named attribute value");
+                }
+            if (!found)
+                fprintf(stderr, "    missing named attribute %s\n", want[w][0]);
+            CHECK(found);
+        }
         CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    }
     CHECK_OK(open_ia("bad0", &ia));
     if (ia != DAT_HANDLE_NULL) {
         memset(&a, 0, sizeof(a));

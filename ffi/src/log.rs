@@ -102,7 +102,8 @@ impl Subscriber for DatSubscriber {
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
     fn event(&self, e: &Event<'_>) {
         let mut line = Line(format!(
-            "libdat {} {}:",
+            "libdat[{}] {} {}:",
+            std::process::id(),
             e.metadata().level(),
             e.metadata().target()
         ));
@@ -115,10 +116,13 @@ impl Subscriber for DatSubscriber {
                 };
             }
         }
+        // One write per line: lines of several processes sharing a
+        // descriptor do not interleave.
+        line.0.push('\n');
         if self.stdout {
-            let _ = writeln!(std::io::stdout(), "{}", line.0);
+            let _ = std::io::stdout().lock().write_all(line.0.as_bytes());
         } else if !self.syslog {
-            let _ = writeln!(std::io::stderr(), "{}", line.0);
+            let _ = std::io::stderr().lock().write_all(line.0.as_bytes());
         }
     }
     fn enter(&self, _: &tracing::span::Id) {}

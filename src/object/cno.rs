@@ -10,6 +10,7 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::evd::{Evd, TIMEOUT_INFINITE};
 use crate::object::ia::Ia;
 use crate::object::{lock, lock_anyway, Object};
+use crate::transport::verbs::Device;
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
 /// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
@@ -193,7 +194,13 @@ impl Cno {
         let outcome = if let Some(h) = pending {
             CnoWake::Evd(h)
         } else {
-            let r = wait::wait(&self.waiters, Sleep { deadline, fd: None }, held, || {
+            let idle = || self.ia.dev.idle();
+            let sleep = Sleep {
+                deadline,
+                fd: None,
+                before: Some(&idle),
+            };
+            let r = wait::wait(&self.waiters, sleep, held, || {
                 if self.seq.load(Ordering::Acquire) == start {
                     return None;
                 }

@@ -446,9 +446,11 @@ impl Evd {
             }
         };
         let mut seen = None;
+        let idle = || self.ia.dev.idle();
         let sleep = Sleep {
             deadline,
             fd: cq.map(|c| c.wait_fd()),
+            before: Some(&idle),
         };
         // Ends the wait if the queue meets the threshold (and the wait may
         // end now: events queued at entry, or a notification since).

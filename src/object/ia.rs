@@ -9,6 +9,7 @@
 //! in [`crate::object`].
 
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -183,11 +184,60 @@ pub struct Ia {
     pub sockaddr: Box<transport::SockAddrStorage>,
     /// The opened device (its key table holds the LMR and RMR contexts).
     pub dev: Arc<IwarpDevice>,
+    /// The provider's named attributes (`provider_specific_attr`): the
+    /// transport and the options this IA was opened with.
+    pub named_attributes: Vec<(CString, CString)>,
+    /// Kept for the C layer while the IA lives (the `DAT_NAMED_ATTR`
+    /// array that points into [`Ia::named_attributes`]).
+    pub c_cache: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     state: Mutex<IaState>,
     /// The async EVD (leaf lock: cloned out, then posted to).
     async_evd: Mutex<AsyncEvd>,
     /// Calls CNO proxy agents (installed by the C layer).
     pub(crate) agent_invoker: Option<AgentInvoker>,
+}
+
+/// The provider-specific attributes an IA reports: what a user checks when
+/// two IAs behave differently (`dat-info -v` prints them).
+fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CString)> {
+    let o = &d.options;
+    let on = |b: bool| if b { "on" } else { "off" }.to_string();
+    let v = [
+        (
+            "transport",
+            match d.transport {
+                transport::TransportKind::Tcp => "iwarp-tcp",
+                transport::TransportKind::Shm => "shm",
+                transport::TransportKind::Verbs => "verbs",
+            }
+            .to_string(),
+        ),
+        (
+            "netdev",
+            d.netdev.clone().unwrap_or_else(|| "loopback".to_string()),
+        ),
+        ("address", address.ip().to_string()),
+        ("crc", on(o.crc)),
+        (
+            "ack",
+            if o.local_completion { "local" } else { "read" }.to_string(),
+        ),
+        ("fpdu", if o.fpdu_mss { "mss" } else { "max" }.to_string()),
+        ("rnr_timeout", o.rnr_timeout.as_millis().to_string()),
+        (
+            "keepalive",
+            format!(
+                "{},{},{}",
+                o.keepalive_idle.as_secs(),
+                o.keepalive_interval.as_secs(),
+                o.keepalive_count
+            ),
+        ),
+        ("user_timeout", o.user_timeout.as_millis().to_string()),
+    ];
+    v.into_iter()
+        .filter_map(|(n, val)| Some((CString::new(n).ok()?, CString::new(val).ok()?)))
+        .collect()
 }
 
 impl Ia {
@@ -219,6 +269,7 @@ impl Ia {
         let sockaddr = Box::new(transport::SockAddrStorage::from(address));
         let dev = IwarpDevice::open_with(address.ip(), *caps, p.device.options);
         let res = handle::reserve(p.provider_word)?;
+        let named = named_attributes(&p.device, address);
         let ia = Arc::new(Ia {
             handle: res.handle(),
             name: p.name,
@@ -233,6 +284,8 @@ impl Ia {
             device: p.device,
             address,
             sockaddr,
+            named_attributes: named,
+            c_cache: std::sync::OnceLock::new(),
             dev,
             state: Mutex::new(IaState {
                 closed: false,

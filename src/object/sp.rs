@@ -282,7 +282,11 @@ impl Sp {
         if let Some(ep) = ep {
             ep.unreserve();
         }
-        drop(listener);
+        // The port is free when the call returns, even while a CR or the
+        // progress thread still holds the listener.
+        if let Some(l) = listener {
+            l.close();
+        }
         Ok(())
     }
 
@@ -290,7 +294,9 @@ impl Sp {
     pub(crate) fn destroy(&self) {
         let mut s = lock_anyway(&self.state);
         s.freed = true;
-        s.listener = None;
+        if let Some(l) = s.listener.take() {
+            l.close();
+        }
         s.ep = None;
     }
 

@@ -377,6 +377,10 @@ pub trait Listener: Send + Sync {
     fn port(&self) -> u16;
     /// Refuses a pending request, sending `private_data` with the refusal.
     fn reject(&self, request: u64, private_data: &[u8]) -> Result<(), DeviceError>;
+    /// Stops listening now: the port is free for another listener when
+    /// this returns, even while other holders keep the object alive.
+    /// Requests already accepted stay pending until answered.
+    fn close(&self);
 }
 
 /// An opened adapter.
@@ -426,4 +430,10 @@ pub trait Device: Send + Sync {
     /// once; returns whether anything happened. The transport's background
     /// thread calls it when no application thread is polling.
     fn progress(&self) -> bool;
+
+    /// The calling thread is about to sleep: what it was polling is left
+    /// to the transport's own thread from now on (queue pairs whose
+    /// completion queues it sleeps on excepted), without the grace period
+    /// a poller that merely lost its core gets.
+    fn idle(&self) {}
 }

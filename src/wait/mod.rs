@@ -18,8 +18,9 @@
 //! 2. the thread spins, calling the closure, for at most the spin budget
 //!    (`DAT_WAIT_SPIN_US`, default 5 µs, 0 allowed) and never past the
 //!    deadline. The data path uses this time to drive its transport;
-//! 3. the thread registers its parker with the object's [`Notifier`], polls
-//!    once more, and sleeps in `ppoll(2)` with its original signal mask:
+//! 3. the thread registers its parker with the object's [`Notifier`], runs
+//!    the caller's [`Sleep::before`] (a transport takes over what the
+//!    thread was driving), polls once more, and sleeps in `ppoll(2)` with its original signal mask:
 //!    the kernel installs the mask and sleeps atomically, so a pending or
 //!    arriving signal runs its handler and ends the sleep with `EINTR`, and
 //!    the wait returns [`Wake::Interrupted`]. A signal is never lost.
@@ -198,6 +199,9 @@ pub struct Sleep<'a> {
     pub deadline: Option<Instant>,
     /// One more descriptor whose readability ends a sleep (a transport's).
     pub fd: Option<BorrowedFd<'a>>,
+    /// Runs once when the spin is over and the thread is about to sleep
+    /// (a transport hands what the thread was driving to its own thread).
+    pub before: Option<&'a dyn Fn()>,
 }
 
 /// Waits until `poll` returns `Some`, the deadline passes, or a signal
@@ -261,6 +265,9 @@ pub fn wait_phased<R>(
     SLEEPER.with(|sleeper| {
         if let Some(s) = sleeper {
             n.register(&s.parker);
+        }
+        if let Some(f) = sleep.before {
+            f();
         }
         let out = loop {
             if let Some(r) = poll(true) {
@@ -395,6 +402,7 @@ pub(crate) mod tests {
                 Sleep {
                     deadline: Some(d),
                     fd: None,
+                    before: None,
                 },
                 &Held::signals(),
                 || None,
@@ -483,6 +491,7 @@ pub(crate) mod tests {
         Sleep {
             deadline: Some(Instant::now() + Duration::from_secs(5)),
             fd: None,
+            before: None,
         }
     }
 
@@ -540,6 +549,7 @@ pub(crate) mod tests {
             Sleep {
                 deadline: Some(Instant::now() + Duration::from_millis(30)),
                 fd: None,
+                before: None,
             },
             &Held::nothing(),
             || {

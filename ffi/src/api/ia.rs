@@ -366,8 +366,53 @@ fn fill_provider_attr(ia: &Ia, p: &Out<DAT_PROVIDER_ATTR>) {
         p,
         rdma_write_for_rdma_read_req = c_bool(v.rdma_write_for_rdma_read_req)
     );
-    put!(p, num_provider_specific_attr = 0);
-    put!(p, provider_specific_attr = std::ptr::null_mut());
+    let named = named_attrs(ia);
+    put!(p, num_provider_specific_attr = named.count);
+    put!(p, provider_specific_attr = named.ptr);
+}
+
+/// An IA's `DAT_NAMED_ATTR` array, built on the first query and kept in the
+/// IA (its strings are the IA's own), so the pointers stay valid until the
+/// IA is closed, as the consumer expects.
+struct NamedAttrs {
+    list: Box<[DAT_NAMED_ATTR]>,
+}
+
+// SAFETY: the array only points at the IA's own immutable C strings, which
+// live as long as the IA that holds this array; nothing writes through it.
+unsafe impl Send for NamedAttrs {}
+// SAFETY: as above: shared read-only data.
+unsafe impl Sync for NamedAttrs {}
+
+struct NamedView {
+    count: DAT_COUNT,
+    ptr: *mut DAT_NAMED_ATTR,
+}
+
+fn named_attrs(ia: &Ia) -> NamedView {
+    let cached = ia.c_cache.get_or_init(|| {
+        let list: Box<[DAT_NAMED_ATTR]> = ia
+            .named_attributes
+            .iter()
+            .map(|(n, v)| DAT_NAMED_ATTR {
+                name: n.as_ptr(),
+                value: v.as_ptr(),
+            })
+            .collect();
+        Box::new(NamedAttrs { list })
+    });
+    match cached.downcast_ref::<NamedAttrs>() {
+        Some(a) if !a.list.is_empty() => NamedView {
+            count: DAT_COUNT::try_from(a.list.len()).unwrap_or(0),
+            // The consumer receives a non-const pointer (the 1.2 type);
+            // writing through it is outside the contract.
+            ptr: a.list.as_ptr().cast_mut(),
+        },
+        _ => NamedView {
+            count: 0,
+            ptr: std::ptr::null_mut(),
+        },
+    }
 }
 
 /// Returns the async EVD, the IA attributes and the provider attributes.

@@ -767,11 +767,11 @@ impl Device for IwarpDevice {
         let l = Arc::new(IwarpListener {
             regs: Mutex::new(Vec::new()),
             dev: self.me.clone(),
-            socks,
+            socks: Mutex::new(socks),
             port,
             cm,
         });
-        for s in &l.socks {
+        for s in lock(&l.socks).iter() {
             let src: Weak<dyn Source> = Arc::downgrade(&l) as Weak<IwarpListener>;
             let reg = progress::register(s.as_fd(), src).map_err(|_| DeviceError::Resources)?;
             lock(&l.regs).push(reg);
@@ -868,6 +868,12 @@ impl Device for IwarpDevice {
         }
         any
     }
+
+    fn idle(&self) {
+        if !progress::inherited(self.gen) {
+            progress::hand_over();
+        }
+    }
 }
 
 // ─────────────────────────────── listener ───────────────────────────────
@@ -877,8 +883,9 @@ pub struct IwarpListener {
     /// Watched by the progress thread (dropped before the sockets).
     regs: Mutex<Vec<Reg>>,
     dev: Weak<IwarpDevice>,
-    /// The device's address, then loopback if that is another address.
-    socks: Vec<TcpListener>,
+    /// The device's address, then loopback if that is another address;
+    /// emptied by [`Listener::close`].
+    socks: Mutex<Vec<TcpListener>>,
     port: u16,
     cm: Arc<dyn CmHandler>,
 }
@@ -889,8 +896,8 @@ impl IwarpListener {
             return false;
         };
         let mut any = false;
-        for (s, _) in self
-            .socks
+        let socks = lock(&self.socks);
+        for (s, _) in socks
             .iter()
             .flat_map(|l| std::iter::from_fn(|| l.accept().ok()))
         {
@@ -981,6 +988,12 @@ impl Listener for IwarpListener {
         }
         Ok(())
     }
+
+    fn close(&self) {
+        // Registrations go before the sockets they watch.
+        drop(std::mem::take(&mut *lock(&self.regs)));
+        drop(std::mem::take(&mut *lock(&self.socks)));
+    }
 }
 
 // ─────────────────────────────── queue pair ───────────────────────────────
@@ -1052,6 +1065,11 @@ impl Sock {
             sock.cqs.push(cq);
         }
         let src: Weak<dyn Source> = qp.me.clone();
+        tracing::trace!(
+            qp = qp.num,
+            fd = sock.stream.as_raw_fd(),
+            "socket of the queue pair"
+        );
         sock.reg =
             Some(progress::register(sock.stream.as_fd(), src).map_err(|_| DeviceError::Resources)?);
         Ok(sock)
@@ -1267,6 +1285,20 @@ impl IwarpQp {
     fn cm_event(&self, ev: Ev) {
         let q = Some(self.num);
         let cm = &self.cfg.cm;
+        tracing::debug!(
+            qp = self.num,
+            event = match &ev {
+                Ev::Established(_) => "established",
+                Ev::Rejected(_) => "rejected",
+                Ev::Unreachable => "unreachable",
+                Ev::Refused => "refused",
+                Ev::TimedOut => "timed out",
+                Ev::AcceptFailed => "accept failed",
+                Ev::Disconnected => "disconnected",
+                Ev::Broken => "broken",
+            },
+            "connection event"
+        );
         match &ev {
             Ev::Established(pd) => cm.event(q, CmEvent::Established { private_data: pd }),
             Ev::Rejected(pd) => cm.event(q, CmEvent::Rejected { private_data: pd }),
@@ -2094,6 +2126,7 @@ impl IwarpQp {
                         && up.closing.is_none()
                         && up.conn.only_acks_due();
                     if self.acks_due.load(Ordering::Relaxed) != wait {
+                        tracing::trace!(qp = self.num, wait, "acknowledgements deferred");
                         self.acks_due.store(wait, Ordering::Relaxed);
                         if wait {
                             // Make sure the progress thread comes by if
@@ -2278,6 +2311,7 @@ impl Source for IwarpQp {
             // A poster or poller is in: look again shortly, the edge that
             // woke us will not come back.
             Err(std::sync::TryLockError::WouldBlock) => {
+                tracing::trace!(qp = self.num, "progress: queue pair busy");
                 return Run {
                     at: Some(Instant::now() + Duration::from_micros(100)),
                     output: self.tx_blocked.load(Ordering::Relaxed),
@@ -2521,6 +2555,12 @@ impl QueuePair for IwarpQp {
                 ev
             }
             Phase::Up(mut up) => {
+                // Acknowledgements left for the next step are owed for
+                // what already arrived (a NIC would have sent them on
+                // receipt): they go before the reset.
+                if up.conn.only_acks_due() {
+                    let _ = self.pump_tx(&mut up);
+                }
                 let mut sink = self.sink();
                 up.conn.flush(&mut sink);
                 set_linger_zero(&up.stream);
@@ -2814,15 +2854,17 @@ mod tests {
         }
     }
 
+    const NO_WC_T: Wc = Wc {
+        wr_id: 0,
+        status: WcStatus::Fatal,
+        op: WcOp::Send,
+        byte_len: 0,
+        qp: 0,
+        solicited: false,
+    };
+
     fn wait_wc(devs: &[&Arc<IwarpDevice>], cq: &Arc<dyn CompletionQueue>) -> Wc {
-        let mut out = [Wc {
-            wr_id: 0,
-            status: WcStatus::Fatal,
-            op: WcOp::Send,
-            byte_len: 0,
-            qp: 0,
-            solicited: false,
-        }];
+        let mut out = [NO_WC_T];
         spin(devs, || cq.poll(&mut out) == 1);
         out[0]
     }
@@ -3307,6 +3349,26 @@ mod tests {
         assert_eq!(wait_ev(&[&da], &a.rec), Got::Unreachable);
     }
 
+    #[test]
+    fn closed_listener_frees_its_port_while_still_held() {
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let l = da.listen(0, Arc::new(Rec::default())).expect("listen");
+        let held = l.clone();
+        let port = l.port();
+        l.close();
+        drop(l);
+        let again = da
+            .listen(port, Arc::new(Rec::default()))
+            .expect("port free after close");
+        assert_eq!(again.port(), port);
+        drop(held);
+        // The old listener's last drop leaves the new one alone.
+        assert_eq!(
+            da.listen(port, Arc::new(Rec::default())).err(),
+            Some(DeviceError::PortInUse)
+        );
+    }
+
     fn send_recv(len: usize) {
         let v = connected(1);
         let (a, b) = &v[0];
@@ -3448,6 +3510,43 @@ mod tests {
             assert_eq!((w.wr_id, w.status), (id, WcStatus::Flushed));
         }
         assert_eq!(b.qp.state(), QpState::Closed);
+    }
+
+    #[test]
+    fn abrupt_disconnect_sends_the_acknowledgements_it_owes() {
+        let v = connected(1);
+        let (a, b) = &v[0];
+        let src = pattern(64, 7);
+        let dst = vec![0u8; 64];
+        let (ms, md) = (reg(a, &src), reg(b, &dst));
+        b.qp.post_recv(&RecvWr {
+            wr_id: 1,
+            sgl: &[sge(&md, 64)],
+        })
+        .expect("recv");
+        a.qp.post_send(&SendWr {
+            wr_id: 2,
+            op: SendOp::Send { solicited: false },
+            sgl: &[sge(&ms, 64)],
+            signaled: true,
+            fence: false,
+        })
+        .expect("send");
+        // B polls (its acknowledgement may wait for its next step), sees
+        // the receive, and resets the connection at once.
+        let mut out = [NO_WC_T; 1];
+        let end = Instant::now() + DEADLINE;
+        while b.cq.poll(&mut out) == 0 {
+            assert!(Instant::now() < end, "deadline");
+        }
+        assert_eq!((out[0].wr_id, out[0].status), (1, WcStatus::Success));
+        b.qp.disconnect(false).expect("disconnect");
+        let w = wait_wc(&[&a.dev], &a.cq);
+        assert_eq!(
+            (w.wr_id, w.status),
+            (2, WcStatus::Success),
+            "the Send arrived: A's completion must say so"
+        );
     }
 
     #[test]

@@ -29,7 +29,12 @@
 //!   again after 1 ms, doubling up to 8 ms while the application stays
 //!   active; it takes over once the counter has stood still for 10 ms (a
 //!   poller the scheduler keeps off its core for a while has not
-//!   stopped). A source nobody polls is run at once.
+//!   stopped). A source nobody polls is run at once. An application
+//!   thread about to sleep ([`hand_over`], from the device's `idle`) ends
+//!   that grace period at once for every source left for polling: it will
+//!   not poll them, so waiting out the 10 ms would only delay them (a
+//!   connection's teardown or setup seen by a thread that now sleeps on a
+//!   connection EVD, for example).
 //! - Priority: the thread runs at the process's normal priority. A lower
 //!   one (tried: nice 19) lets busy application threads starve it while it
 //!   holds a queue pair's lock, and then their polls spin on that lock; the
@@ -44,7 +49,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -104,10 +109,15 @@ struct Entry {
     fd: RawFd,
     /// How long to stay away next while an application drives it.
     aside: Duration,
-    /// Set while the thread stays away (a recheck is scheduled).
-    away: Arc<AtomicBool>,
+    /// Shared with the [`Reg`].
+    flags: Arc<Flags>,
     /// When the thread last saw the activity counter move.
     moved_at: Option<Instant>,
+    /// Away because an application polled it (counted in
+    /// [`Engine::polled_away`]), not because a thread sleeps on it.
+    polled: bool,
+    /// Handed over ([`hand_over`]): the next look ignores earlier polls.
+    fresh: bool,
 }
 
 struct Table {
@@ -123,7 +133,13 @@ struct Engine {
     epoll: Epoll,
     wake: EventFd,
     table: Mutex<Table>,
+    /// Moves at each [`hand_over`] that found sources to take.
+    handover: AtomicU64,
 }
+
+/// Entries of this process's engine away because an application polled
+/// them (reset in a forked child, whose engine starts empty).
+static POLLED_AWAY: AtomicUsize = AtomicUsize::new(0);
 
 /// Counts fork()s into a child (set by a `pthread_atfork` handler).
 static FORK_GEN: AtomicU32 = AtomicU32::new(0);
@@ -131,6 +147,7 @@ static ATFORK: std::sync::Once = std::sync::Once::new();
 
 extern "C" fn forked_child() {
     FORK_GEN.fetch_add(1, Ordering::Relaxed);
+    POLLED_AWAY.store(0, Ordering::Relaxed);
 }
 
 /// The current fork generation: objects remember it at creation, and one
@@ -181,6 +198,7 @@ fn engine() -> std::io::Result<Arc<Engine>> {
             next_token: 1,
             running: false,
         }),
+        handover: AtomicU64::new(0),
     });
     *g = Some(e.clone());
     Ok(e)
@@ -204,7 +222,18 @@ pub struct Reg {
     engine: Arc<Engine>,
     token: u64,
     fd: RawFd,
-    away: Arc<AtomicBool>,
+    flags: Arc<Flags>,
+}
+
+/// What an entry and its [`Reg`] share.
+#[derive(Default)]
+struct Flags {
+    /// Set while the thread stays away (a recheck is scheduled).
+    away: AtomicBool,
+    /// Output was wanted: the next run arms for writability. Paired with
+    /// `away` (both sequentially consistent) so that a want racing the
+    /// thread's return is seen by one side.
+    want: AtomicBool,
 }
 
 /// Watches `fd` (edge-triggered, input and output) and runs `src` when it
@@ -212,7 +241,7 @@ pub struct Reg {
 pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Reg> {
     let engine = engine()?;
     let seen = src.upgrade().map_or(0, |s| s.activity());
-    let away = Arc::new(AtomicBool::new(false));
+    let flags = Arc::new(Flags::default());
     let (token, start) = {
         let mut t = lock(&engine.table);
         let token = t.next_token;
@@ -228,12 +257,19 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
                 due: None,
                 fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
                 aside: STEP_ASIDE,
-                away: away.clone(),
+                flags: flags.clone(),
                 moved_at: None,
+                polled: false,
+                fresh: false,
             },
         );
         let start = !t.running;
         t.running = true;
+        tracing::trace!(
+            token,
+            fd = std::os::fd::AsRawFd::as_raw_fd(&fd),
+            "progress: registered"
+        );
         (token, start)
     };
     if start {
@@ -257,7 +293,7 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
         engine,
         token,
         fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
-        away,
+        flags,
     })
 }
 
@@ -284,12 +320,19 @@ impl Reg {
 impl Reg {
     /// Output waits for socket space: wake the thread when the socket
     /// becomes writable. No user-space lock (the owner calls it when its
-    /// output first blocks). Nothing to do while the thread stays away
-    /// from an application-driven source: its recheck sees the output.
+    /// output first blocks). No system call while the thread stays away
+    /// from an application-driven source: it arms for the output when it
+    /// comes back.
     pub fn want_output(&self) {
-        if self.away.load(Ordering::Relaxed) {
+        self.flags.want.store(true, Ordering::SeqCst);
+        if self.flags.away.load(Ordering::SeqCst) {
+            tracing::trace!(tok = self.token, "progress: output wanted while away");
             return;
         }
+        tracing::trace!(tok = self.token, "progress: output wanted");
+        // `want` stays set: a run ending now re-arms the descriptor after
+        // this call, and must keep the output interest (epoll reports an
+        // event only if it matches the interest in force when it is read).
         // SAFETY: the descriptor stays open while its `Reg` lives.
         let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
         let mut ev = EpollEvent::new(interest(true), self.token);
@@ -302,7 +345,11 @@ impl Drop for Reg {
         let mut t = lock(&self.engine.table);
         // In a forked child the parent's epoll instance is shared: leave it.
         let ours = self.engine.pid == std::process::id();
-        if let Some(ent) = t.entries.remove(&self.token).filter(|_| ours) {
+        let ent = t.entries.remove(&self.token);
+        if ours && ent.as_ref().is_some_and(|e| e.polled) {
+            POLLED_AWAY.fetch_sub(1, Ordering::Relaxed);
+        }
+        if let Some(ent) = ent.filter(|_| ours) {
             // SAFETY: the owner drops its registration before closing the
             // descriptor, so `ent.fd` is still open here.
             let fd = unsafe { BorrowedFd::borrow_raw(ent.fd) };
@@ -314,6 +361,25 @@ impl Drop for Reg {
             let _ = self.engine.wake.write(1);
         }
     }
+}
+
+/// An application thread is about to sleep: the sources it was polling
+/// (away for activity, not for a sleeper) are run now instead of after the
+/// grace period given to a poller that may only have lost its core. Costs
+/// one load when nothing is away for activity.
+pub fn hand_over() {
+    if POLLED_AWAY.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let e = {
+        let g = lock(&ENGINE);
+        match g.as_ref() {
+            Some(e) if e.pid == std::process::id() => e.clone(),
+            _ => return,
+        }
+    };
+    e.handover.fetch_add(1, Ordering::Relaxed);
+    let _ = e.wake.write(1);
 }
 
 /// True while a progress thread serves this process.
@@ -335,6 +401,7 @@ pub fn stats() -> (u64, u64) {
 fn serve(engine: Arc<Engine>) {
     let mut events = [EpollEvent::empty(); 64];
     let mut due: Vec<u64> = Vec::with_capacity(64);
+    let mut handed = 0u64;
     loop {
         let timeout = {
             let mut t = lock(&engine.table);
@@ -372,6 +439,14 @@ fn serve(engine: Arc<Engine>) {
         let now = Instant::now();
         {
             let mut t = lock(&engine.table);
+            let h = engine.handover.load(Ordering::Relaxed);
+            if h != handed {
+                handed = h;
+                for (&tok, e) in t.entries.iter_mut().filter(|(_, e)| e.polled) {
+                    e.fresh = true;
+                    due.push(tok);
+                }
+            }
             while let Some(&Reverse((at, tok))) = t.timers.peek() {
                 if at > now {
                     break;
@@ -395,15 +470,16 @@ fn serve(engine: Arc<Engine>) {
 
 /// Runs one source unless an application drives it.
 fn run_one(engine: &Engine, tok: u64) {
-    let (src, seen, aside, moved_at) = {
-        let t = lock(&engine.table);
-        let Some(e) = t.entries.get(&tok) else {
+    let (src, seen, aside, moved_at, fresh) = {
+        let mut t = lock(&engine.table);
+        let Some(e) = t.entries.get_mut(&tok) else {
             return;
         };
         let Some(src) = e.src.upgrade() else {
             return;
         };
-        (src, e.seen, e.aside, e.moved_at)
+        let fresh = std::mem::take(&mut e.fresh);
+        (src, e.seen, e.aside, e.moved_at, fresh)
     };
     LOOKS.fetch_add(1, Ordering::Relaxed);
     let act = src.activity();
@@ -414,12 +490,18 @@ fn run_one(engine: &Engine, tok: u64) {
     // While a thread sleeps on the queues the counter says nothing: the
     // sleeper drives the source unless output is waiting, which it does
     // not wake for.
-    let moved = act != seen;
-    let driven = if src.sleeping() {
+    // A source handed over by a thread going to sleep forgets the polls
+    // before that.
+    let moved = act != seen && !fresh;
+    let moved_at = moved_at.filter(|_| !fresh);
+    let sleeping = src.sleeping();
+    let driven = if sleeping {
         src.attended()
     } else {
         moved || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE)
     };
+    let polled = driven && !sleeping;
+    tracing::trace!(tok, act, seen, fresh, sleeping, driven, "progress: look");
     let run = if driven {
         // Leave the descriptor disarmed; look again later.
         Run {
@@ -435,16 +517,30 @@ fn run_one(engine: &Engine, tok: u64) {
         e.seen = act;
         if moved {
             e.moved_at = Some(now);
+        } else if fresh {
+            e.moved_at = None;
         }
-        e.away.store(driven, Ordering::Relaxed);
+        if e.polled != polled {
+            e.polled = polled;
+            if polled {
+                POLLED_AWAY.fetch_add(1, Ordering::Relaxed);
+            } else {
+                POLLED_AWAY.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        e.flags.away.store(driven, Ordering::SeqCst);
         if driven {
             e.aside = (aside * 2).min(STEP_ASIDE_MAX);
         } else {
             e.aside = STEP_ASIDE;
+            // Output wanted while away (or while this run was ending: the
+            // owner saw `away` still set and left it to us).
+            let output = run.output | e.flags.want.swap(false, Ordering::SeqCst);
+            tracing::trace!(tok, output, at = ?run.at.map(|a| a - now), "progress: ran");
             // SAFETY: registered descriptors stay open until their `Reg`
             // is dropped, which removes the entry under this lock first.
             let fd = unsafe { BorrowedFd::borrow_raw(e.fd) };
-            let mut ev = EpollEvent::new(interest(run.output), tok);
+            let mut ev = EpollEvent::new(interest(output), tok);
             let _ = engine.epoll.modify(fd, &mut ev);
         }
         if let Some(at) = run.at {
@@ -473,12 +569,18 @@ mod tests {
         sleeping: std::sync::atomic::AtomicBool,
         sock: UnixStream,
         again: Mutex<Option<Instant>>,
+        /// Wants output from inside the next run (as an application
+        /// thread would right after the run let go of its lock).
+        want_in_run: Mutex<Option<Arc<Reg>>>,
     }
     impl Source for Count {
         fn run(&self) -> Run {
             let mut b = [0u8; 64];
             while std::io::Read::read(&mut &self.sock, &mut b).is_ok_and(|n| n > 0) {}
             self.runs.fetch_add(1, Ordering::SeqCst);
+            if let Some(r) = lock(&self.want_in_run).take() {
+                r.want_output();
+            }
             Run {
                 at: lock(&self.again).take(),
                 output: false,
@@ -512,6 +614,7 @@ mod tests {
             sleeping: std::sync::atomic::AtomicBool::new(false),
             sock: b,
             again: Mutex::new(None),
+            want_in_run: Mutex::new(None),
         });
         (c, a)
     }
@@ -550,6 +653,76 @@ mod tests {
         until("run after stepping aside once", || {
             c.runs.load(Ordering::SeqCst) > base
         });
+        drop(reg);
+    }
+
+    #[test]
+    fn output_wanted_as_the_thread_comes_back_is_not_lost() {
+        let (c, peer) = count();
+        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
+        let reg = Arc::new(register(c.sock.as_fd(), w).expect("register"));
+        // Polled: the thread stays away (and looks again).
+        c.act.fetch_add(1, Ordering::SeqCst);
+        let base = c.runs.load(Ordering::SeqCst);
+        *lock(&c.want_in_run) = Some(reg.clone());
+        (&peer).write_all(b"x").expect("write");
+        // The polls stop; the thread comes back and runs the source, and
+        // output is wanted during that run, while `away` still reads set.
+        until("run once the polls stopped", || {
+            c.runs.load(Ordering::SeqCst) > base
+        });
+        // The socket is writable: armed for output, the thread runs it
+        // again although no input came.
+        until("run again for the output", || {
+            c.runs.load(Ordering::SeqCst) > base + 1
+        });
+        drop(reg);
+    }
+
+    #[test]
+    fn output_wanted_during_a_run_survives_the_rearm() {
+        let (c, peer) = count();
+        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
+        let reg = Arc::new(register(c.sock.as_fd(), w).expect("register"));
+        let base = c.runs.load(Ordering::SeqCst);
+        // Nobody polls: the thread runs the source at once, and output is
+        // wanted during that run (the thread is not away).
+        *lock(&c.want_in_run) = Some(reg.clone());
+        (&peer).write_all(b"x").expect("write");
+        until("run on input", || c.runs.load(Ordering::SeqCst) > base);
+        until("run again for the output", || {
+            c.runs.load(Ordering::SeqCst) > base + 1
+        });
+        drop(reg);
+    }
+
+    #[test]
+    fn a_thread_going_to_sleep_hands_its_sources_over() {
+        let (c, peer) = count();
+        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
+        let reg = register(c.sock.as_fd(), w).expect("register");
+        let stop = Arc::new(AtomicBool::new(false));
+        // A poller keeps the activity counter moving.
+        let poller = {
+            let (c, stop) = (c.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    c.act.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(5));
+        let base = c.runs.load(Ordering::SeqCst);
+        (&peer).write_all(b"x").expect("write");
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(c.runs.load(Ordering::SeqCst), base, "polled: left alone");
+        hand_over();
+        until("run once handed over", || {
+            c.runs.load(Ordering::SeqCst) > base
+        });
+        stop.store(true, Ordering::SeqCst);
+        poller.join().expect("poller");
         drop(reg);
     }
 }
