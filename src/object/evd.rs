@@ -446,7 +446,22 @@ impl Evd {
             }
         };
         let mut seen = None;
-        let idle = || self.ia.dev.idle();
+        // Whether the transport was told a thread sleeps on the CQ: only
+        // once the spin is over (`Sleep::before`), then the device hands
+        // what it was polling to the progress thread, which finds the
+        // sleeper declared. A spinning waiter drives its queue pairs
+        // itself (its polls move their activity counters); one declared
+        // asleep while it spins had the progress thread step in for every
+        // acknowledgement it deferred.
+        let declared = std::cell::Cell::new(false);
+        let idle = || {
+            if let Some(cq) = cq {
+                if !declared.replace(true) {
+                    cq.waiting(true);
+                }
+            }
+            self.ia.dev.idle();
+        };
         let sleep = Sleep {
             deadline,
             fd: cq.map(|c| c.wait_fd()),
@@ -470,8 +485,6 @@ impl Evd {
             }
             None
         };
-        // Whether the transport was told a thread sleeps on the CQ.
-        let declared = std::cell::Cell::new(false);
         let r = wait::wait_phased(&self.waiters, sleep, held, |sleep_next| {
             if let Some(cq) = cq {
                 // What is queued comes before anything still in the CQ: no
@@ -490,14 +503,6 @@ impl Evd {
                     // Only a sleep needs the notification: arming while
                     // spinning would read the eventfd on every poll, and
                     // the completions the next poll pushes would write it.
-                    // Likewise the transport hears of a sleeper only now:
-                    // a spinning waiter drives its queue pairs itself (its
-                    // polls move their activity counters), and one declared
-                    // asleep while it spins would have the progress thread
-                    // step in for every acknowledgement it defers.
-                    if !declared.replace(true) {
-                        cq.waiting(true);
-                    }
                     cq.arm(false);
                     self.fill();
                 }
