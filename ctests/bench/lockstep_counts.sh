@@ -65,7 +65,7 @@ sys() {
             awk -F, '$1+0 > 0 {print $3, $1}' | sort >"$tmp/sys.$n"
     done
     join -a1 -a2 -e0 -o 0,1.2,2.2 "$tmp/sys.$S1" "$tmp/sys.$S2" |
-        awk -v d=$((S2 - S1)) '{x = ($3 - $2) / d; t += x; if (x > 0.005) s = s sprintf(" %s %.2f", substr($1, 19), x)}
+        awk -v d=$((S2 - S1)) '{x = ($3 - $2) / d; if (x > 0.005) {t += x; s = s sprintf(" %s %.2f", substr($1, 19), x)}}
             END {printf "%.2f  (%s )\n", t, s}'
 }
 
