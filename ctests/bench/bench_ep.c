@@ -27,7 +27,8 @@
  *
  * Usage: bench_ep [--qp FILE] [--only GROUP]... [IA_NAME]
  *   FILE: what target/release/qp_bench printed in this run (rows are
- *   matched by pattern, waiting style and size).
+ *   matched by pattern, waiting style and size; the send/recv ping-pong
+ *   takes its "ping-pong 2 procs" rows, two processes as here).
  *   GROUP: send, writepp, write, read, conn (default: all).
  */
 #include "bench.h"
@@ -52,12 +53,21 @@
 #define WAIT_US 10000000u /* every DAT wait: 10 s */
 #define WAIT_S 10.0
 #define RUNS 3
+#define MAX_RUNS 15
 
 static const char *who = "bench_ep";
 
 /* --only: the groups to run (none given: all). */
 static const char *only[8];
 static int n_only;
+/* --size, --style, --iters, --runs, --skip-tcp, --skip-ours (see usage). */
+static uint64_t opt_size;
+static int opt_style = -1;
+static uint64_t opt_iters;
+static int opt_runs;
+static int skip_tcp, skip_ours;
+/* --idle: the lockstep mode also dequeues an empty EVD n times. */
+static int opt_idle;
 
 static int wanted(const char *group)
 {
@@ -995,6 +1005,217 @@ static double tcp_conn_rate(uint64_t count)
     return rate;
 }
 
+/* ---- lockstep: both sides in one thread (for counting) ----------------- */
+
+/*
+ * Send/recv ping-pong with both endpoints driven by this one thread, in
+ * lock step: A posts a receive and a Send; B dequeues until the receive
+ * completes, posts a receive and the echo; A dequeues until its receive
+ * completes. Loopback TCP delivers inside the sender's system call, so
+ * every poll finds what it looks for and the work per round trip does
+ * not depend on timing: run it under callgrind or perf stat with two
+ * values of n and divide the difference by the difference of n. The raw
+ * TCP variant does the same with a write and a read per message.
+ * --style wait: dat_evd_wait (threshold 1) instead of dat_evd_dequeue;
+ * --idle: then n dequeues of the (empty) EVD, timed.
+ * ctests/bench/lockstep_counts.sh runs these under callgrind and perf.
+ */
+static uint64_t ls_polls;
+
+static void ls_recv(DAT_EVD_HANDLE evd, uint64_t *sends, uint64_t len)
+{
+    DAT_EVENT ev;
+    DAT_COUNT nmore;
+    for (;;) {
+        DAT_RETURN rc = opt_style == STYLE_WAIT ? dat_evd_wait(evd, WAIT_US, 1, &ev, &nmore)
+                                                : dat_evd_dequeue(evd, &ev);
+        ls_polls++;
+        if (DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY)
+            continue;
+        if (rc != DAT_SUCCESS)
+            fail_dat("dat_evd_dequeue", rc);
+        const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+        if (ev.event_number != DAT_DTO_COMPLETION_EVENT || d->status != DAT_DTO_SUCCESS)
+            fail("lockstep: unexpected event 0x%x", (unsigned)ev.event_number);
+        if (CK_KIND(d->user_cookie.as_64) == CK_RECV) {
+            if (d->transfered_length != len)
+                fail("lockstep: received %llu bytes", (unsigned long long)d->transfered_length);
+            return;
+        }
+        (*sends)--;
+        if (ls_polls > 1000000000ull)
+            fail("lockstep: stuck");
+    }
+}
+
+#define LS_WARMUP 200
+
+static inline __attribute__((always_inline)) void ls_rounds(DAT_EP_HANDLE a, DAT_EP_HANDLE b,
+                                                            uint64_t n, uint64_t len,
+                                                            uint64_t *sa, uint64_t *sb, int last)
+{
+    DAT_LMR_TRIPLET as = lt(S.src, S.src_ctx, len), ar = lt(S.dst + MAXLEN / 2, S.dst_ctx, len);
+    DAT_LMR_TRIPLET br = lt(S.dst, S.dst_ctx, len);
+    for (uint64_t i = 0; i < n; i++) {
+        OK(dat_ep_post_recv(a, 1, &ar, cookie(CK_RECV), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_send(a, 1, &as, cookie(CK_SEND), DAT_COMPLETION_DEFAULT_FLAG));
+        (*sa)++;
+        ls_recv(S.dto2_evd, sb, len);
+        if (i == 0 && !check_pattern(S.dst, len))
+            fail("lockstep: data mismatch");
+        if (i + 1 < n || !last)
+            OK(dat_ep_post_recv(b, 1, &br, cookie(CK_RECV), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_send(b, 1, &br, cookie(CK_SEND), DAT_COMPLETION_DEFAULT_FLAG));
+        (*sb)++;
+        ls_recv(S.dto_evd, sa, len);
+        if (i == 0 && !check_pattern(S.dst + MAXLEN / 2, len))
+            fail("lockstep: data mismatch (echo)");
+    }
+}
+
+/* Warm-up round trips (the progress thread still looks after freshly
+ * connected endpoints until it sees them polled). */
+static __attribute__((noinline)) void ls_warmup_dat(DAT_EP_HANDLE a, DAT_EP_HANDLE b,
+                                                    uint64_t len, uint64_t *sa, uint64_t *sb)
+{
+    ls_rounds(a, b, LS_WARMUP, len, sa, sb, 0);
+}
+
+/* The measured loop (callgrind: --toggle-collect='ls_loop_dat*'). */
+static __attribute__((noinline)) void ls_loop_dat(DAT_EP_HANDLE a, DAT_EP_HANDLE b, uint64_t n,
+                                                  uint64_t len, uint64_t *sa, uint64_t *sb)
+{
+    ls_rounds(a, b, n, len, sa, sb, 1);
+}
+
+/* Dequeues of an empty EVD (the spin of a busy poller; callgrind:
+ * --toggle-collect='ls_empty_dat*'). */
+static __attribute__((noinline)) void ls_empty_dat(uint64_t n)
+{
+    DAT_EVENT ev;
+    for (uint64_t i = 0; i < n; i++)
+        if (DAT_GET_TYPE(dat_evd_dequeue(S.dto_evd, &ev)) != DAT_QUEUE_EMPTY)
+            fail("lockstep: unexpected event on an idle EVD");
+}
+
+static void lockstep_dat(const char *ia_name, uint64_t n, uint64_t len)
+{
+    DAT_EP_ATTR at = ep_attr();
+    DAT_EP_HANDLE a, b;
+    DAT_EVENT ev;
+    DAT_IA_ATTR ia_attr;
+    DAT_PROVIDER_ATTR pr_attr;
+    DAT_CONN_QUAL qual;
+    uint64_t sa = 0, sb = 0;
+    open_side(ia_name);
+    OK(dat_psp_create_any(S.ia, &qual, S.cr_evd, DAT_PSP_CONSUMER_FLAG, &S.psp));
+    OK(dat_ia_query(S.ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, &pr_attr));
+    OK(dat_ep_create(S.ia, S.pz, S.dto_evd, S.dto_evd, S.conn_evd, &at, &a));
+    OK(dat_ep_connect(a, ia_attr.ia_address_ptr, qual, WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    next_event(S.cr_evd, STYLE_WAIT, &ev);
+    if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+        fail("lockstep: expected a connection request");
+    OK(dat_ep_create(S.ia, S.pz, S.dto2_evd, S.dto2_evd, S.conn2_evd, &at, &b));
+    /* A at src -> B at dst; B echoes from dst -> A at dst + MAXLEN/2. */
+    DAT_LMR_TRIPLET br = lt(S.dst, S.dst_ctx, len);
+    OK(dat_ep_post_recv(b, 1, &br, cookie(CK_RECV), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, b, 0, NULL));
+    conn_event(S.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, "lockstep (active)");
+    conn_event(S.conn2_evd, DAT_CONNECTION_EVENT_ESTABLISHED, "lockstep (passive)");
+    ls_warmup_dat(a, b, len, &sa, &sb);
+    ls_polls = 0;
+    double t0 = bench_now();
+    ls_loop_dat(a, b, n, len, &sa, &sb);
+    double t = bench_now() - t0;
+    printf("lockstep DAT: %llu round trips of %llu B, %.2f %s per round trip, "
+           "%.3f us per round trip (both sides, one thread)\n",
+           (unsigned long long)n, (unsigned long long)len, (double)ls_polls / (double)n,
+           opt_style == STYLE_WAIT ? "waits" : "dequeues", t * 1e6 / (double)n);
+    while (sa > 0) {
+        next_dto(S.dto_evd, STYLE_WAIT, &ev);
+        sa--;
+    }
+    while (sb > 0) {
+        next_dto(S.dto2_evd, STYLE_WAIT, &ev);
+        sb--;
+    }
+    if (opt_idle) {
+        t0 = bench_now();
+        ls_empty_dat(n);
+        printf("lockstep DAT: %.3f us per dequeue of an empty EVD\n",
+               (bench_now() - t0) * 1e6 / (double)n);
+    }
+    OK(dat_ep_disconnect(a, DAT_CLOSE_ABRUPT_FLAG));
+    OK(dat_ia_close(S.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* The measured loop (callgrind: --toggle-collect=ls_loop_tcp). */
+static __attribute__((noinline)) uint64_t ls_loop_tcp(int c, int s, unsigned char *src,
+                                                      unsigned char *dst, uint64_t n,
+                                                      uint64_t len)
+{
+    uint64_t reads = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        int fds[2][2] = {{c, s}, {s, c}};
+        for (int k = 0; k < 2; k++) {
+            tcp_write(fds[k][0], k ? dst : src, len, STYLE_POLL);
+            size_t got = 0;
+            while (got < len) {
+                ssize_t r = read(fds[k][1], dst + got, len - got);
+                reads++;
+                if (r > 0)
+                    got += (size_t)r;
+                else if (r == 0 || errno != EAGAIN)
+                    fail("tcp read: %s", r == 0 ? "end of stream" : strerror(errno));
+            }
+        }
+        if (i == 0 && !check_pattern(dst, len))
+            fail("lockstep tcp: data mismatch");
+    }
+    return reads;
+}
+
+static void lockstep_tcp(uint64_t n, uint64_t len)
+{
+    struct sockaddr_in a;
+    socklen_t alen = sizeof(a);
+    unsigned char *src = malloc(len), *dst = malloc(len);
+    uint64_t reads;
+    if (src == NULL || dst == NULL)
+        fail("out of memory");
+    fill_pattern(src, len);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(l, 1) != 0 ||
+        getsockname(l, (struct sockaddr *)&a, &alen) != 0)
+        fail("tcp listener: %s", strerror(errno));
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) != 0)
+        fail("tcp connect: %s", strerror(errno));
+    int s = accept(l, NULL, NULL);
+    if (s < 0)
+        fail("tcp accept: %s", strerror(errno));
+    tcp_opts(c);
+    tcp_opts(s);
+    set_blocking(c, 0);
+    set_blocking(s, 0);
+    double t0 = bench_now();
+    reads = ls_loop_tcp(c, s, src, dst, n, len);
+    double t = bench_now() - t0;
+    printf("lockstep raw TCP: %llu round trips of %llu B, %.2f reads per round trip, "
+           "%.3f us per round trip (both sides, one thread)\n",
+           (unsigned long long)n, (unsigned long long)len, (double)reads / (double)n,
+           t * 1e6 / (double)n);
+    close(c);
+    close(s);
+    close(l);
+    free(src);
+    free(dst);
+}
+
 /* ---- qp_bench's figures ------------------------------------------------- */
 
 struct qp_row {
@@ -1097,13 +1318,13 @@ static void row(const char *pattern, const char *wait, uint64_t size, const char
     fmt_ratio(r, sizeof(r), ours, tcp);
     fmt_ratio(rq, sizeof(rq), ours, qp);
     size_t n = 0;
-    if (tcp_limit > 0) {
+    if (tcp_limit > 0 && !isnan(ours) && !isnan(tcp) && tcp > 0) {
         double x = ours / tcp;
         int ok = lower ? x <= tcp_limit : x >= tcp_limit;
         n += (size_t)snprintf(tgt + n, sizeof(tgt) - n, "tcp %s %.2fx: %s", lower ? "<=" : ">=",
                               tcp_limit, ok ? "ok" : "MISSED");
     }
-    if (!isnan(qp) && qp > 0) {
+    if (!isnan(qp) && qp > 0 && !isnan(ours)) {
         double x = ours / qp;
         int ok = lower ? x <= 1.02 : x >= 1.0 / 1.02;
         n += (size_t)snprintf(tgt + n, sizeof(tgt) - n, "%sQP %s: %s", n ? "; " : "",
@@ -1116,12 +1337,17 @@ static void row(const char *pattern, const char *wait, uint64_t size, const char
 
 /* ---- the active side (parent process) ---------------------------------- */
 
+static int runs(void)
+{
+    return opt_runs > 0 ? opt_runs : RUNS;
+}
+
 static double median_of(double (*f)(void *), void *ctx)
 {
-    double v[RUNS];
-    for (int i = 0; i < RUNS; i++)
+    double v[MAX_RUNS];
+    for (int i = 0; i < runs(); i++)
         v[i] = f(ctx);
-    return bench_median(v, RUNS);
+    return bench_median(v, runs());
 }
 
 struct lat_args {
@@ -1174,6 +1400,16 @@ static const struct {
 };
 #define NSIZES (sizeof(SIZES) / sizeof(SIZES[0]))
 
+static int size_wanted(uint64_t len)
+{
+    return opt_size == 0 || opt_size == len;
+}
+
+static int style_wanted(int style)
+{
+    return opt_style < 0 || opt_style == style;
+}
+
 static const char *style_name(int style)
 {
     return style == STYLE_WAIT ? "wait" : "poll";
@@ -1223,13 +1459,22 @@ static void client_main(pid_t child)
     header();
     /* Send/recv ping-pong, both waiting styles. */
     for (int style = STYLE_WAIT; style <= STYLE_POLL && wanted("send"); style++) {
+        if (!style_wanted(style))
+            continue;
         for (size_t i = 0; i < NSIZES; i++) {
             uint64_t len = SIZES[i].len;
-            la = (struct lat_args){len, SIZES[i].lat_iters / 10 + 2, SIZES[i].lat_iters, style, 0};
-            double ours = median_of(lat_run, &la);
+            if (!size_wanted(len))
+                continue;
+            uint64_t iters = opt_iters ? opt_iters : SIZES[i].lat_iters;
+            la = (struct lat_args){len, iters / 10 + 2, iters, style, 0};
+            double ours = skip_ours ? NAN : median_of(lat_run, &la);
             la.kind = 2;
-            double tcp = median_of(lat_run, &la);
-            double qp = qp_figure("ping-pong latency (RTT/2)", qp_style(style), len);
+            double tcp = skip_tcp ? NAN : median_of(lat_run, &la);
+            /* The two-process rows (the same harness shape as here), else
+             * the two-thread ones. */
+            double qp = qp_figure("ping-pong 2 procs (RTT/2)", qp_style(style), len);
+            if (isnan(qp))
+                qp = qp_figure("ping-pong latency (RTT/2)", qp_style(style), len);
             row("send/recv ping-pong (RTT/2)", style_name(style), len, "us", ours, tcp, qp, 1,
                 len <= 1024 ? 1.07 : 0);
         }
@@ -1237,11 +1482,13 @@ static void client_main(pid_t child)
     /* RDMA Write ping-pong, polling the last byte. */
     for (size_t i = 0; i < NSIZES && wanted("writepp"); i++) {
         uint64_t len = SIZES[i].len;
-        la = (struct lat_args){len, SIZES[i].lat_iters / 10 + 2, SIZES[i].lat_iters, STYLE_POLL,
-                               1};
-        double ours = median_of(lat_run, &la);
+        if (!size_wanted(len))
+            continue;
+        uint64_t iters = opt_iters ? opt_iters : SIZES[i].lat_iters;
+        la = (struct lat_args){len, iters / 10 + 2, iters, STYLE_POLL, 1};
+        double ours = skip_ours ? NAN : median_of(lat_run, &la);
         la.kind = 2;
-        double tcp = median_of(lat_run, &la);
+        double tcp = skip_tcp ? NAN : median_of(lat_run, &la);
         row("RDMA Write ping-pong (RTT/2)", "poll", len, "us", ours, tcp, NAN, 1,
             len <= 1024 ? 1.07 : 0);
     }
@@ -1250,13 +1497,18 @@ static void client_main(pid_t child)
         if (!wanted(read ? "read" : "write"))
             continue;
         for (int style = STYLE_WAIT; style <= STYLE_POLL; style++) {
+            if (!style_wanted(style))
+                continue;
             for (size_t i = 0; i < NSIZES; i++) {
                 uint64_t len = SIZES[i].len;
+                if (!size_wanted(len))
+                    continue;
                 rdma_verify(read, len);
-                ba = (struct bw_args){len, SIZES[i].bw_count, style, read, 0};
-                double ours = median_of(bw_run, &ba);
+                ba = (struct bw_args){len, opt_iters ? opt_iters : SIZES[i].bw_count, style, read,
+                                      0};
+                double ours = skip_ours ? NAN : median_of(bw_run, &ba);
                 ba.tcp = 1;
-                double tcp = median_of(bw_run, &ba);
+                double tcp = skip_tcp ? NAN : median_of(bw_run, &ba);
                 const char *name = read ? "RDMA Read bandwidth" : "RDMA Write bandwidth";
                 double qp = qp_figure(name, qp_style(style), len);
                 /* Small messages in MB/s (qp_bench has no figure for them). */
@@ -1269,10 +1521,10 @@ static void client_main(pid_t child)
     }
     /* Connection setup. */
     if (wanted("conn")) {
-        ca = (struct conn_args){200, 0};
-        double ours = median_of(conn_run, &ca);
+        ca = (struct conn_args){opt_iters ? opt_iters : 200, 0};
+        double ours = skip_ours ? NAN : median_of(conn_run, &ca);
         ca.tcp = 1;
-        double tcp = median_of(conn_run, &ca);
+        double tcp = skip_tcp ? NAN : median_of(conn_run, &ca);
         row("connect+accept+RT+disconnect", "wait", 8, "conn/s", ours, tcp,
             qp_figure("connection setup+RT+close", "block", 8), 0, 0);
     }
@@ -1290,10 +1542,11 @@ static void client_main(pid_t child)
     printf("ours: through the DAT C API, two processes over loopback (%s); raw TCP: the same "
            "pattern between the same processes (wait: blocking sockets, poll: busy-polled "
            "non-blocking ones); ratio = ours / raw TCP; QP level: qp_bench's figure for the "
-           "same pattern (block/busy; its harness differs: two threads of one process, "
-           "fresh connections), vs QP = ours / QP level (latency: lower is better, "
+           "same pattern (block/busy; send/recv ping-pong: its two-process rows, the same "
+           "harness shape as here; the rest: two threads of one process, fresh "
+           "connections), vs QP = ours / QP level (latency: lower is better, "
            "the rest: higher is better). Median of %d runs. Total %.1f s.\n",
-           "tcp0", RUNS, bench_now() - t_start);
+           "tcp0", runs(), bench_now() - t_start);
 }
 
 static void on_alarm(int sig)
@@ -1309,19 +1562,53 @@ int main(int argc, char **argv)
 {
     const char *ia_name = "tcp0";
     int sv[2];
+    uint64_t lockstep = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--qp") == 0 && i + 1 < argc)
             load_qp(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && n_only < 8)
             only[n_only++] = argv[++i];
+        else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+            opt_size = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--style") == 0 && i + 1 < argc) {
+            i++;
+            opt_style = strcmp(argv[i], "poll") == 0 ? STYLE_POLL : STYLE_WAIT;
+        } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
+            opt_iters = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            opt_runs = atoi(argv[++i]);
+            if (opt_runs < 1 || opt_runs > MAX_RUNS)
+                opt_runs = RUNS;
+        } else if (strcmp(argv[i], "--lockstep") == 0 && i + 1 < argc)
+            lockstep = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--skip-tcp") == 0)
+            skip_tcp = 1;
+        else if (strcmp(argv[i], "--skip-ours") == 0)
+            skip_ours = 1;
+        else if (strcmp(argv[i], "--idle") == 0)
+            opt_idle = 1;
         else if (argv[i][0] != '-')
             ia_name = argv[i];
         else {
-            fprintf(stderr, "usage: %s [--qp QP_BENCH_OUTPUT] [--only GROUP]... [IA_NAME]\n",
+            fprintf(stderr,
+                    "usage: %s [--qp QP_BENCH_OUTPUT] [--only GROUP]... [--size BYTES] "
+                    "[--style wait|poll] [--iters N] [--runs N] [--skip-tcp] [--skip-ours] "
+                    "[--lockstep N [--idle]] [IA_NAME]\n",
                     argv[0]);
             return 2;
         }
+    }
+    if (lockstep > 0) {
+        uint64_t len = opt_size ? opt_size : 8;
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        if (len > MAXLEN / 2)
+            fail("--lockstep: at most %u bytes", MAXLEN / 2);
+        if (!skip_ours)
+            lockstep_dat(ia_name, lockstep, len);
+        if (!skip_tcp)
+            lockstep_tcp(lockstep, len);
+        return 0;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGPIPE, SIG_IGN);

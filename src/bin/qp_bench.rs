@@ -3,7 +3,10 @@
 //! message rate and connection setup rate. Run by `make bench`.
 //!
 //! Each timed pattern runs on a fresh connection with two threads (one per
-//! side): ours busy-poll their completion queue (`poll` drives the engine;
+//! side), except `procs`: the ping-pong with the passive side in a second
+//! process on one connection of each kind, the shape of `bench_ep`'s
+//! harness (so its rows are the QP level `bench_ep` compares with). Ours
+//! busy-poll their completion queue (`poll` drives the engine;
 //! there is no background thread yet), the raw TCP threads busy-poll
 //! non-blocking sockets. Every pattern first runs one untimed, verified
 //! iteration (data compared byte for byte). Every wait has a deadline; any
@@ -592,6 +595,135 @@ fn qp_pingpong(d: &Devs, len: usize, warm: usize, iters: usize) -> R<f64> {
     Ok(per)
 }
 
+/// Send/recv ping-pong with both queue pairs driven by the calling thread
+/// in lock step (the same pattern as `bench_ep --lockstep`): a posts a
+/// receive and a Send; b polls until the receive completes, posts a
+/// receive and the echo; a polls until its receive completes. Loopback
+/// TCP delivers inside the sender's system call, so the work per round
+/// trip does not depend on timing: run under callgrind or `perf stat`
+/// with two values of `n` and divide the difference.
+fn qp_lockstep(d: &Devs, len: usize, n: usize, idle: bool) -> R<()> {
+    let (ca, cb) = d.cqs()?;
+    let src = pattern(len, 4);
+    let (ra, rb) = (vec![0u8; len], vec![0u8; len]);
+    let (ms, mra, mrb) = (d.reg(true, &src)?, d.reg(true, &ra)?, d.reg(false, &rb)?);
+    let (qa, qb) = d.connect(&ca, &cb, |qb| post_recv(qb, 1, sge(&mrb, 0, len)))?;
+    let a = LockstepSide(&*qa, &ca, &ms, &mra);
+    let b = LockstepSide(&*qb, &cb, &mrb, &mrb);
+    // Warm-up: the progress thread still looks after freshly connected
+    // queue pairs until it sees them polled.
+    lockstep_warmup(&a, &b, len, LOCKSTEP_WARMUP)?;
+    let t0 = Instant::now();
+    let polls = lockstep_loop(&a, &b, len, n)?;
+    let t = t0.elapsed().as_secs_f64();
+    if ra != src || rb != src {
+        return Err("lockstep: data mismatch".into());
+    }
+    println!(
+        "lockstep QP: {n} round trips of {len} B, {:.2} poller steps per round trip, \
+         {:.3} us per round trip (both sides, one thread)",
+        polls as f64 / n as f64,
+        t * 1e6 / n as f64
+    );
+    if idle {
+        // The last echoes' acknowledgements, then polls of an idle CQ.
+        let mut p = Poller::new(&ca);
+        let end = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < end {
+            let _ = p.try_next()?;
+            cb.poll(&mut [NO_WC; 4]);
+        }
+        let t0 = Instant::now();
+        lockstep_empty(&ca, n)?;
+        println!(
+            "lockstep QP: {:.3} us per poll of an empty CQ",
+            t0.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    let _ = qa.disconnect(false);
+    Ok(())
+}
+
+/// Polls of an idle CQ (the spin of a busy poller; callgrind:
+/// `--toggle-collect=qp_bench::lockstep_empty`).
+#[inline(never)]
+fn lockstep_empty(cq: &Arc<dyn CompletionQueue>, n: usize) -> R<()> {
+    let mut buf = [NO_WC; 32];
+    for _ in 0..n {
+        if cq.poll(&mut buf) != 0 {
+            return Err("lockstep: a completion on an idle CQ".into());
+        }
+    }
+    Ok(())
+}
+
+/// A queue pair, its CQ, and the regions it sends from and receives into.
+struct LockstepSide<'a>(
+    &'a dyn QueuePair,
+    &'a Arc<dyn CompletionQueue>,
+    &'a MemoryRegion,
+    &'a MemoryRegion,
+);
+
+/// Round trips run before the measured ones.
+const LOCKSTEP_WARMUP: usize = 200;
+
+/// The warm-up round trips (not measured).
+#[inline(never)]
+fn lockstep_warmup(a: &LockstepSide<'_>, b: &LockstepSide<'_>, len: usize, n: usize) -> R<u64> {
+    lockstep_rounds(a, b, len, n, false)
+}
+
+/// The measured loop (callgrind: `--toggle-collect=qp_bench::lockstep_loop`,
+/// the exact name: a pattern would also match its closures and toggle
+/// collection off inside them); returns the poller steps taken.
+#[inline(never)]
+fn lockstep_loop(a: &LockstepSide<'_>, b: &LockstepSide<'_>, len: usize, n: usize) -> R<u64> {
+    lockstep_rounds(a, b, len, n, true)
+}
+
+/// `n` lockstep round trips; `last`: the final one leaves b without a
+/// posted receive.
+#[inline(always)]
+fn lockstep_rounds(
+    a: &LockstepSide<'_>,
+    b: &LockstepSide<'_>,
+    len: usize,
+    n: usize,
+    last: bool,
+) -> R<u64> {
+    let (mut pa, mut pb) = (Poller::new(a.1), Poller::new(b.1));
+    let mut polls = 0u64;
+    let mut recv = |p: &mut Poller| -> R<()> {
+        loop {
+            polls += 1;
+            if let Some(wc) = p.try_next()? {
+                if wc.op == WcOp::Recv {
+                    return if wc.byte_len == len as u64 {
+                        Ok(())
+                    } else {
+                        Err("lockstep: wrong length".into())
+                    };
+                }
+            }
+            if polls > 1_000_000_000 {
+                return Err("lockstep: stuck".into());
+            }
+        }
+    };
+    for i in 0..n {
+        post_recv(a.0, 1, sge(a.3, 0, len))?;
+        post_send(a.0, 2, SEND, sge(a.2, 0, len))?;
+        recv(&mut pb)?;
+        if i + 1 < n || !last {
+            post_recv(b.0, 1, sge(b.3, 0, len))?;
+        }
+        post_send(b.0, 2, SEND, sge(b.2, 0, len))?;
+        recv(&mut pa)?;
+    }
+    Ok(polls)
+}
+
 /// Windowed RDMA Writes (or Reads) of `len` bytes, `count` of them; bytes
 /// per second at the initiator. The first one is verified before timing.
 fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
@@ -796,6 +928,325 @@ fn qp_conn_rate(d: &Devs, count: usize) -> R<f64> {
     Ok(count as f64 / t0.elapsed().as_secs_f64())
 }
 
+// ---------------------------------------------------------------- two processes
+
+/// Ping-pong with the passive side in a second process (this program run
+/// as `qp_bench __child busy|block`), as `bench_ep` runs the DAT layer:
+/// the same harness shape at the two levels. One connection of each kind
+/// (queue pair, raw TCP) for the whole run; the child is driven through
+/// its stdin/stdout, one command a line.
+struct Child {
+    proc: std::process::Child,
+    to: std::process::ChildStdin,
+    from: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Child {
+    fn say(&mut self, line: &str) -> R<()> {
+        writeln!(self.to, "{line}").map_err(|e| format!("child: write: {e}"))?;
+        self.to.flush().map_err(|e| format!("child: write: {e}"))
+    }
+
+    fn hear(&mut self) -> R<String> {
+        use std::io::BufRead;
+        let mut l = String::new();
+        match self.from.read_line(&mut l) {
+            Ok(0) => Err("child: gone".into()),
+            Ok(_) => Ok(l.trim_end().to_string()),
+            Err(e) => Err(format!("child: read: {e}")),
+        }
+    }
+
+    fn expect(&mut self, want: &str) -> R<()> {
+        let got = self.hear()?;
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("child said {got:?}, expected {want:?}"))
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.proc.kill();
+        let _ = self.proc.wait();
+    }
+}
+
+/// One device of this process: its protection domain, CQ, recorder.
+struct One {
+    dev: Arc<IwarpDevice>,
+    pd: PdId,
+    cq: Arc<dyn CompletionQueue>,
+    rec: Arc<Rec>,
+}
+
+impl One {
+    fn open() -> R<One> {
+        let opts = DeviceOptions {
+            local_completion: local_completion(),
+            ..DeviceOptions::default()
+        };
+        let dev = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
+        let pd = dev.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
+        let cq = dev.create_cq(1024).map_err(|e| format!("cq: {e:?}"))?;
+        Ok(One {
+            dev,
+            pd,
+            cq,
+            rec: Arc::new(Rec::default()),
+        })
+    }
+
+    fn spin<T>(&self, what: &str, mut f: impl FnMut() -> R<Option<T>>) -> R<T> {
+        let end = Instant::now() + WAIT;
+        loop {
+            if let Some(t) = f()? {
+                return Ok(t);
+            }
+            self.dev.progress();
+            if Instant::now() > end {
+                return Err(format!("timed out waiting for {what}"));
+            }
+        }
+    }
+
+    fn reg(&self, buf: &[u8]) -> R<MemoryRegion> {
+        let all = Access::LOCAL_READ
+            .union(Access::LOCAL_WRITE)
+            .union(Access::REMOTE_READ)
+            .union(Access::REMOTE_WRITE);
+        self.dev
+            .register(self.pd, buf.as_ptr() as u64, buf.len() as u64, all)
+            .map_err(|e| format!("register: {e:?}"))
+    }
+
+    fn qp(&self) -> R<Arc<dyn QueuePair>> {
+        Devs::qp(&self.dev, self.pd, &self.cq, &self.rec)
+    }
+}
+
+/// Largest ping-pong message of the two-process mode.
+const PROCS_MAX: usize = 65536;
+
+/// The child: the passive side of both connections, echoing.
+fn procs_child() -> R<()> {
+    use std::io::BufRead;
+    let me = One::open()?;
+    let listener = me
+        .dev
+        .listen(0, me.rec.clone())
+        .map_err(|e| format!("listen: {e:?}"))?;
+    let tl = TcpListener::bind((LO, 0)).map_err(|e| format!("bind: {e}"))?;
+    let tport = tl.local_addr().map_err(|e| e.to_string())?.port();
+    let mut out = std::io::stdout();
+    writeln!(out, "{} {tport}", listener.port()).map_err(|e| e.to_string())?;
+    out.flush().map_err(|e| e.to_string())?;
+    let rb = vec![0u8; PROCS_MAX];
+    let mrb = me.reg(&rb)?;
+    let qb = me.qp()?;
+    let req = me.spin("connection request", || {
+        me.rec.take(None, |e| matches!(e, Ev::Request(_)))
+    })?;
+    let Ev::Request(id) = req else {
+        return Err("request".into());
+    };
+    me.dev
+        .accept(id, &*qb, b"")
+        .map_err(|e| format!("accept: {e:?}"))?;
+    me.spin("established (passive)", || {
+        me.rec.take(Some(qb.num()), |e| e == Ev::Established)
+    })?;
+    let (ts, _) = tl.accept().map_err(|e| format!("accept: {e}"))?;
+    ts.set_nodelay(true).map_err(|e| e.to_string())?;
+    ts.set_read_timeout(Some(WAIT)).map_err(|e| e.to_string())?;
+    let mut p = Poller::new(&me.cq);
+    let mut unacked = 0usize;
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| -> R<usize> {
+            w.get(i)
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(|| format!("bad command {line:?}"))
+        };
+        match w.first().copied() {
+            Some("qp") => {
+                let (len, total) = (num(1)?, num(2)?);
+                post_recv(&*qb, 1, sge(&mrb, 0, len))?;
+                writeln!(out, "R").map_err(|e| e.to_string())?;
+                out.flush().map_err(|e| e.to_string())?;
+                for i in 0..total {
+                    loop {
+                        let wc = p.next()?;
+                        if wc.op == WcOp::Recv {
+                            if wc.byte_len != len as u64 {
+                                return Err("child: wrong length".into());
+                            }
+                            break;
+                        }
+                        unacked -= 1;
+                    }
+                    if i + 1 < total {
+                        post_recv(&*qb, 1, sge(&mrb, 0, len))?;
+                    }
+                    post_send(&*qb, 2, SEND, sge(&mrb, 0, len))?;
+                    unacked += 1;
+                }
+                writeln!(out, "D").map_err(|e| e.to_string())?;
+                out.flush().map_err(|e| e.to_string())?;
+            }
+            Some("tcp") => {
+                let (len, total) = (num(1)?, num(2)?);
+                let mut b = vec![0u8; len];
+                ts.set_nonblocking(!blocking()).map_err(|e| e.to_string())?;
+                writeln!(out, "R").map_err(|e| e.to_string())?;
+                out.flush().map_err(|e| e.to_string())?;
+                for _ in 0..total {
+                    spin_read(&ts, &mut b)?;
+                    spin_write(&ts, &b)?;
+                }
+                writeln!(out, "D").map_err(|e| e.to_string())?;
+                out.flush().map_err(|e| e.to_string())?;
+            }
+            Some("quit") => break,
+            _ => return Err(format!("child: unknown command {line:?}")),
+        }
+    }
+    // The last echoes' acknowledgements: whatever arrives before the parent
+    // disconnects (not checked).
+    let end = Instant::now() + Duration::from_millis(200);
+    while unacked > 0 && Instant::now() < end {
+        if p.try_next().ok().flatten().is_some() {
+            unacked -= 1;
+        }
+    }
+    Ok(())
+}
+
+/// The parent: the active side; seconds per round trip for each size, queue
+/// pairs then raw TCP, median of three runs each.
+fn procs_run() -> R<Vec<Row>> {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut proc = Command::new(exe)
+        .arg("__child")
+        .arg(style())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("spawn: {e}"))?;
+    let (Some(to), Some(from)) = (proc.stdin.take(), proc.stdout.take()) else {
+        return Err("child pipes".into());
+    };
+    let mut c = Child {
+        proc,
+        to,
+        from: std::io::BufReader::new(from),
+    };
+    let ports = c.hear()?;
+    let mut it = ports.split_whitespace().map(|x| x.parse::<u16>());
+    let (Some(Ok(qport)), Some(Ok(tport))) = (it.next(), it.next()) else {
+        return Err(format!("child said {ports:?}"));
+    };
+    let me = One::open()?;
+    let src = pattern(PROCS_MAX, 4);
+    let ra = vec![0u8; PROCS_MAX];
+    let (ms, mra) = (me.reg(&src)?, me.reg(&ra)?);
+    let qa = me.qp()?;
+    qa.connect(SocketAddr::new(LO, 0), qport, b"", WAIT)
+        .map_err(|e| format!("connect: {e:?}"))?;
+    me.spin("established (active)", || {
+        me.rec.take(Some(qa.num()), |e| e == Ev::Established)
+    })?;
+    let tc = TcpStream::connect((LO, tport)).map_err(|e| format!("connect: {e}"))?;
+    tc.set_nodelay(true).map_err(|e| e.to_string())?;
+    tc.set_read_timeout(Some(WAIT)).map_err(|e| e.to_string())?;
+    let mut p = Poller::new(&me.cq);
+    let mut unacked = 0usize;
+    let mut rows = Vec::new();
+    for &(len, warm, iters) in &[
+        (8usize, 1000usize, 20_000usize),
+        (64, 1000, 20_000),
+        (1024, 1000, 10_000),
+        (65536, 100, 1000),
+    ] {
+        let total = warm + iters;
+        let mut qp_run = |c: &mut Child| -> R<f64> {
+            c.say(&format!("qp {len} {total}"))?;
+            c.expect("R")?;
+            let mut t0 = Instant::now();
+            for i in 0..total {
+                if i == warm {
+                    t0 = Instant::now();
+                }
+                post_recv(&*qa, 1, sge(&mra, 0, len))?;
+                post_send(&*qa, 2, SEND, sge(&ms, 0, len))?;
+                unacked += 1;
+                loop {
+                    let wc = p.next()?;
+                    if wc.op == WcOp::Recv {
+                        if wc.byte_len != len as u64 {
+                            return Err("wrong length".into());
+                        }
+                        break;
+                    }
+                    unacked -= 1;
+                }
+                if i == 0 && ra[..len] != src[..len] {
+                    return Err("qp ping-pong (2 processes): data mismatch".into());
+                }
+                if unacked > 64 {
+                    return Err("sends do not complete".into());
+                }
+            }
+            let per = t0.elapsed().as_secs_f64() / iters as f64;
+            c.expect("D")?;
+            Ok(per)
+        };
+        let ours = median(|| qp_run(&mut c))? * 0.5e6;
+        let tcp_run = |c: &mut Child| -> R<f64> {
+            let mut b = vec![0u8; len];
+            tc.set_nonblocking(!blocking()).map_err(|e| e.to_string())?;
+            c.say(&format!("tcp {len} {total}"))?;
+            c.expect("R")?;
+            let mut t0 = Instant::now();
+            for i in 0..total {
+                if i == warm {
+                    t0 = Instant::now();
+                }
+                spin_write(&tc, &src[..len])?;
+                spin_read(&tc, &mut b)?;
+            }
+            let per = t0.elapsed().as_secs_f64() / iters as f64;
+            if b[..] != src[..len] {
+                return Err("tcp ping-pong (2 processes): data mismatch".into());
+            }
+            c.expect("D")?;
+            Ok(per)
+        };
+        let tcp = median(|| tcp_run(&mut c))? * 0.5e6;
+        rows.push(Row {
+            wait: style(),
+            pattern: "ping-pong 2 procs (RTT/2)",
+            size: len,
+            unit: "us",
+            ours,
+            tcp,
+            target: if len <= 1024 { "<= 1.05x" } else { "" },
+        });
+    }
+    c.say("quit")?;
+    let _ = qa.disconnect(false);
+    let status = c.proc.wait().map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err(format!("child exited with {status}"));
+    }
+    Ok(rows)
+}
+
 // ---------------------------------------------------------------- main
 
 struct Row {
@@ -820,8 +1271,9 @@ fn size_str(n: usize) -> String {
     }
 }
 
-/// Patterns to run: those whose group (`latency`, `write`, `read`, `rate`,
-/// `conn`) is named on the command line, or all.
+/// Patterns to run: those whose group (`latency`, `procs`, `write`,
+/// `read`, `rate`, `conn`) is named on the command line, or all.
+/// `qp_bench lockstep [N [BYTES [idle]]]` instead runs [`qp_lockstep`] alone.
 fn wanted(group: &str) -> bool {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -881,6 +1333,9 @@ fn run() -> R<Vec<Row>> {
             tcp,
             target: if len <= 1024 { "<= 1.05x" } else { "" },
         });
+    }
+    if wanted("procs") {
+        rows.extend(procs_run().map_err(|e| format!("two processes: {e}"))?);
     }
     let mut streams = Vec::new();
     let writes: &[(usize, usize)] = if wanted("write") {
@@ -954,7 +1409,36 @@ fn run() -> R<Vec<Row>> {
     Ok(rows)
 }
 
+/// `qp_bench lockstep [N [BYTES [idle]]]`: [`qp_lockstep`] alone (`idle`:
+/// then N polls of the idle CQ, timed).
+fn lockstep_main(args: &[String]) -> ExitCode {
+    let n = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
+    let len = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(8);
+    let idle = args.get(2).is_some_and(|a| a == "idle");
+    match Devs::open().and_then(|d| qp_lockstep(&d, len, n, idle)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("qp_bench: error (lockstep): {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "lockstep") {
+        return lockstep_main(&args[1..]);
+    }
+    if args.first().is_some_and(|a| a == "__child") {
+        BLOCKING.store(args.get(1).is_some_and(|a| a == "block"), Ordering::Relaxed);
+        return match procs_child() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("qp_bench: error (child): {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let t0 = Instant::now();
     let mut rows = Vec::new();
     // `busy` / `block` on the command line pick one waiting style.

@@ -8,6 +8,7 @@
 //! first take the IA lock, then the queue lock.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -54,13 +55,36 @@ struct Queue {
     /// Completion flags of the EP streams feeding the EVD, by (EP, recv).
     stream_flags: HashMap<(Handle, bool), u32>,
     /// Queue pairs whose completions land in the CQ: their EP and which
-    /// directions this EVD receives.
-    streams: HashMap<QpNum, Stream>,
+    /// directions this EVD receives (looked up for every completion).
+    streams: HashMap<QpNum, Stream, BuildHasherDefault<QpHasher>>,
     /// Events that must come after the completions already in the CQ
     /// (connection events, flushes made by the DAT layer).
     deferred: VecDeque<Event>,
     /// Bumped for every notification event queued.
     notified: u64,
+}
+
+/// Hashes queue pair numbers with one multiplication (Fibonacci hashing:
+/// the top bits are well mixed, the low bits of consecutive numbers
+/// differ). The numbers are handed out by the local device, not chosen by
+/// a peer, so a keyed hash buys nothing on this per-completion lookup.
+#[derive(Default)]
+struct QpHasher(u64);
+
+impl Hasher for QpHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// One queue pair feeding the EVD's CQ.
@@ -119,7 +143,9 @@ pub struct Evd {
     q: Mutex<Queue>,
     /// Bumped (under the queue lock) by everything a blocked waiter must
     /// look at: a notification event, death, unwaitability, breakage. A
-    /// spinning waiter reads it instead of taking the lock.
+    /// spinning waiter on an EVD without a CQ reads it instead of taking
+    /// the lock (one with a CQ polls and looks at the queue anyway, so
+    /// completions moved from the CQ do not bump it).
     seq: AtomicU64,
     waiters: Notifier,
     /// The transport CQ of an EVD with DTO or RMR-bind flags.
@@ -196,7 +222,7 @@ impl Evd {
                 dead: false,
                 broken: false,
                 stream_flags: HashMap::new(),
-                streams: HashMap::new(),
+                streams: HashMap::default(),
                 deferred: VecDeque::new(),
                 notified: 0,
             }),
@@ -336,20 +362,39 @@ impl Evd {
         Ok(())
     }
 
-    /// `dat_evd_dequeue`.
+    /// `dat_evd_dequeue`. An event already queued is returned without
+    /// polling the CQ: whatever the CQ holds completed after it, and
+    /// running the engines once per event (rather than once per empty
+    /// queue) would send acknowledgements the next post carries anyway.
     pub fn dequeue(&self) -> Result<Event> {
-        let q = self.live_queue()?;
-        if q.broken {
-            return Err(ia::invalid_state());
-        }
-        if q.waiter {
-            return Err(DatError::state(Sub::EvdWaiter));
-        }
-        drop(q);
-        self.fill();
-        let mut q = self.live_queue()?;
-        let ev = q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))?;
-        drop(q);
+        let room = {
+            let mut q = self.live_queue()?;
+            if q.broken {
+                return Err(ia::invalid_state());
+            }
+            if q.waiter {
+                return Err(DatError::state(Sub::EvdWaiter));
+            }
+            if let Some(ev) = q.events.pop_front() {
+                drop(q);
+                release(&ev);
+                return Ok(ev);
+            }
+            q.qlen.saturating_sub(q.events.len())
+        };
+        // Nothing queued: poll, and take the first event under the lock
+        // that queued it.
+        let Some(cq) = &self.cq else {
+            return Err(DatError::of(Type::QueueEmpty));
+        };
+        let ev = self
+            .fill_then(cq, Some(room), |q| {
+                if q.dead {
+                    return Err(invalid());
+                }
+                q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))
+            })
+            .unwrap_or_else(|| Err(invalid()))?;
         release(&ev);
         Ok(ev)
     }
@@ -357,13 +402,14 @@ impl Evd {
     /// `dat_evd_wait`: succeed once at least `threshold` events are queued.
     /// Events already queued at entry count; after that only a
     /// notification event ends the wait (rulings: notification). An EVD
-    /// with a CQ drives its queue pairs while it spins and sleeps on the
-    /// CQ's descriptor. `held` is the call's [`Held`], taken before the EVD
-    /// was looked up.
+    /// with a CQ drives its queue pairs while it spins (polling the CQ
+    /// only while the queue is short of the threshold) and, before it
+    /// sleeps on the CQ's descriptor, arms the CQ and tells the transport.
+    /// `held` is the call's [`Held`], taken before the EVD was looked up.
     pub fn wait(&self, timeout_us: u32, threshold: i32, held: &Held) -> Result<WaitOutcome> {
         let deadline = (timeout_us != TIMEOUT_INFINITE)
             .then(|| Instant::now() + Duration::from_micros(u64::from(timeout_us)));
-        let threshold = {
+        let (threshold, queued_ready) = {
             let mut q = self.live_queue()?;
             let threshold = usize::try_from(threshold)
                 .ok()
@@ -386,43 +432,44 @@ impl Evd {
                 return Err(DatError::state(Sub::EvdConfigThreshold));
             }
             q.waiter = true;
-            threshold
+            // Enough already queued: no need to poll the CQ first.
+            let ready = (q.events.len() >= threshold).then_some(q.notified);
+            (threshold, ready)
         };
         let cq = self.cq.as_ref();
-        if let Some(cq) = cq {
-            cq.waiting(true);
-        }
-        self.fill();
-        let (ready_at_entry, notified_at_entry) = {
-            let q = lock_anyway(&self.q);
-            (q.events.len() >= threshold, q.notified)
+        let (ready_at_entry, notified_at_entry) = match queued_ready {
+            Some(notified) => (true, notified),
+            None => {
+                self.fill();
+                let q = lock_anyway(&self.q);
+                (q.events.len() >= threshold, q.notified)
+            }
         };
         let mut seen = None;
-        let idle = || self.ia.dev.idle();
+        // Whether the transport was told a thread sleeps on the CQ: only
+        // once the spin is over (`Sleep::before`), then the device hands
+        // what it was polling to the progress thread, which finds the
+        // sleeper declared. A spinning waiter drives its queue pairs
+        // itself (its polls move their activity counters); one declared
+        // asleep while it spins had the progress thread step in for every
+        // acknowledgement it deferred.
+        let declared = std::cell::Cell::new(false);
+        let idle = || {
+            if let Some(cq) = cq {
+                if !declared.replace(true) {
+                    cq.waiting(true);
+                }
+            }
+            self.ia.dev.idle();
+        };
         let sleep = Sleep {
             deadline,
             fd: cq.map(|c| c.wait_fd()),
             before: Some(&idle),
         };
-        let r = wait::wait(&self.waiters, sleep, held, || {
-            if let Some(cq) = cq {
-                self.fill();
-                cq.arm(false);
-                self.fill();
-            } else {
-                if self.flags & (EVD_CONNECTION_FLAG | EVD_CR_FLAG) != 0 {
-                    // Connection events come from the engines: drive them
-                    // (the progress thread leaves queue pairs polled lately
-                    // to their pollers).
-                    self.ia.dev.progress();
-                }
-                let now = self.seq.load(Ordering::Acquire);
-                if seen == Some(now) {
-                    return None;
-                }
-                seen = Some(now);
-            }
-            let mut q = lock_anyway(&self.q);
+        // Ends the wait if the queue meets the threshold (and the wait may
+        // end now: events queued at entry, or a notification since).
+        let ready = |q: &mut Queue| -> Option<Result<WaitOutcome>> {
             if q.dead {
                 return Some(Err(DatError::of(Type::Abort)));
             }
@@ -437,8 +484,44 @@ impl Evd {
                 return Some(Ok(WaitOutcome::Event(ev, q.events.len())));
             }
             None
+        };
+        let r = wait::wait_phased(&self.waiters, sleep, held, |sleep_next| {
+            if let Some(cq) = cq {
+                // What is queued comes before anything still in the CQ: no
+                // poll (and no engine run) while it is enough.
+                if let Some(r) = ready(&mut lock_anyway(&self.q)) {
+                    return Some(r);
+                }
+                self.fill();
+                if sleep_next {
+                    // What that poll brought may be enough: then no arm and
+                    // no second poll (whose engine run would send, alone,
+                    // the acknowledgement the next post would carry).
+                    if let Some(r) = ready(&mut lock_anyway(&self.q)) {
+                        return Some(r);
+                    }
+                    // Only a sleep needs the notification: arming while
+                    // spinning would read the eventfd on every poll, and
+                    // the completions the next poll pushes would write it.
+                    cq.arm(false);
+                    self.fill();
+                }
+            } else {
+                if self.flags & (EVD_CONNECTION_FLAG | EVD_CR_FLAG) != 0 {
+                    // Connection events come from the engines: drive them
+                    // (the progress thread leaves queue pairs polled lately
+                    // to their pollers).
+                    self.ia.dev.progress();
+                }
+                let now = self.seq.load(Ordering::Acquire);
+                if seen == Some(now) {
+                    return None;
+                }
+                seen = Some(now);
+            }
+            ready(&mut lock_anyway(&self.q))
         });
-        if let Some(cq) = cq {
+        if let Some(cq) = cq.filter(|_| declared.get()) {
             cq.waiting(false);
         }
         let mut q = lock_anyway(&self.q);
@@ -466,17 +549,31 @@ impl Evd {
     /// then the deferred events once the CQ is empty. Runs the transport's
     /// engines (no thread hop); called with no lock held.
     pub(crate) fn fill(&self) {
-        let Some(cq) = &self.cq else {
-            return;
-        };
+        if let Some(cq) = &self.cq {
+            self.fill_then(cq, None, |_| ());
+        }
+    }
+
+    /// [`Evd::fill`], then `last` on the queue under the lock of the final
+    /// step (`None` if the EVD died first). `room`: the room for events the
+    /// caller saw under the queue lock just before (saves taking it again).
+    fn fill_then<T>(
+        &self,
+        cq: &Arc<dyn CompletionQueue>,
+        mut room: Option<usize>,
+        last: impl FnOnce(&mut Queue) -> T,
+    ) -> Option<T> {
         let mut wcs = [NO_WC; 16];
         loop {
-            let room = {
-                let q = lock_anyway(&self.q);
-                if q.dead {
-                    return;
+            let room = match room.take() {
+                Some(r) => r.min(wcs.len()),
+                None => {
+                    let q = lock_anyway(&self.q);
+                    if q.dead {
+                        return None;
+                    }
+                    q.qlen.saturating_sub(q.events.len()).min(wcs.len())
                 }
-                q.qlen.saturating_sub(q.events.len()).min(wcs.len())
             };
             let n = if room == 0 {
                 0
@@ -485,7 +582,8 @@ impl Evd {
             };
             let mut guard = lock_anyway(&self.q);
             let q = &mut *guard;
-            let mut notified = false;
+            // (No `changed()`: a waiter on an EVD with a CQ fills and looks
+            // at the queue itself; only waiters without one read `seq`.)
             for wc in &wcs[..n] {
                 let Some(s) = q.streams.get(&wc.qp) else {
                     continue;
@@ -500,7 +598,6 @@ impl Evd {
                         q.events.push_back(ev);
                         if notify {
                             q.notified = q.notified.wrapping_add(1);
-                            notified = true;
                         }
                     }
                 }
@@ -514,16 +611,12 @@ impl Evd {
                     ev.evd = self.handle;
                     q.events.push_back(ev);
                     q.notified = q.notified.wrapping_add(1);
-                    notified = true;
                 }
             }
-            if notified {
-                self.changed();
+            if !more {
+                return Some(last(q));
             }
             drop(guard);
-            if !more {
-                break;
-            }
         }
     }
 

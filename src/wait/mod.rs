@@ -214,7 +214,19 @@ pub fn wait<R>(
     held: &Held,
     mut poll: impl FnMut() -> Option<R>,
 ) -> Result<R, Wake> {
-    if let Some(r) = poll() {
+    wait_phased(n, sleep, held, |_| poll())
+}
+
+/// [`wait`], telling the closure whether a sleep follows if it returns
+/// `None` (`true` for the polls made after the parker is registered, just
+/// before each sleep): a transport need only arm its notification then.
+pub fn wait_phased<R>(
+    n: &Notifier,
+    sleep: Sleep<'_>,
+    held: &Held,
+    mut poll: impl FnMut(bool) -> Option<R>,
+) -> Result<R, Wake> {
+    if let Some(r) = poll(false) {
         return Ok(r);
     }
     let expired = |now: Instant| sleep.deadline.is_some_and(|d| now >= d);
@@ -235,7 +247,7 @@ pub fn wait<R>(
     let spin_end = sleep.deadline.map_or(spin_end, |d| d.min(spin_end));
     let mut round = 0u32;
     loop {
-        if let Some(r) = poll() {
+        if let Some(r) = poll(false) {
             return Ok(r);
         }
         round = round.wrapping_add(1);
@@ -243,7 +255,7 @@ pub fn wait<R>(
             let now = Instant::now();
             if now >= spin_end {
                 if expired(now) {
-                    return poll().ok_or(Wake::TimedOut);
+                    return poll(false).ok_or(Wake::TimedOut);
                 }
                 break;
             }
@@ -258,7 +270,7 @@ pub fn wait<R>(
             f();
         }
         let out = loop {
-            if let Some(r) = poll() {
+            if let Some(r) = poll(true) {
                 break Ok(r);
             }
             let now = Instant::now();
