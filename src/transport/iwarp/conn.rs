@@ -1300,15 +1300,6 @@ impl Conn {
                     );
                 }
                 let size = u64::from(req.size);
-                // The credit beyond the consumer's IRD is for ack reads,
-                // which move nothing: data reads stay within the IRD.
-                if size > 0
-                    && self.ird.iter().filter(|r| r.size > 0).count() >= self.cfg.ird as usize
-                {
-                    return Err(
-                        self.fail(TermError::DdpUntagged(DdpUntagged::InvalidMsnRange), sink)
-                    );
-                }
                 if size > 0 {
                     if let Err(f) = keys.check_remote(
                         req.source_stag,
@@ -2019,32 +2010,6 @@ mod tests {
         assert_eq!(b.faults, [Fault::Protocol(e)]);
         let w: Vec<_> = a.take().iter().map(|w| (w.wr_id, w.status)).collect();
         assert_eq!(w, [(1, WcStatus::Flushed), (2, WcStatus::RemoteOperation)]);
-    }
-
-    #[test]
-    fn the_ack_credit_does_not_serve_data_reads() {
-        // B's consumer allows no inbound reads; it grants one credit for
-        // ack reads, which A (no spare credit for acks) could spend on data.
-        let mut na = neg(false, false);
-        na.ord = 1;
-        let mut nb = neg(false, false);
-        nb.ird = 1;
-        let mut cb = cfg(2);
-        cb.ird = 0;
-        let (mut a, mut b) = (Side::new(cfg(1), na), Side::new(cb, nb));
-        let sink = a.mem(64, ALL, PD);
-        let src = b.mem(64, ALL, PD);
-        let op = SendOp::RdmaRead {
-            remote_addr: src.addr(),
-            rkey: src.rkey,
-        };
-        a.send(1, op, &[sink.sge(0, 8)], true, false);
-        a.transmit(&mut b.inbox);
-        pump(&mut a, &mut b);
-        let e = TermError::DdpUntagged(DdpUntagged::InvalidMsnRange);
-        assert_eq!(b.faults, [Fault::Protocol(e)]);
-        let w: Vec<_> = a.take().iter().map(|w| (w.wr_id, w.status)).collect();
-        assert_eq!(w, [(1, WcStatus::RemoteOperation)]);
     }
 
     #[test]
