@@ -432,7 +432,10 @@ mod tests {
         assert!(cq.busy(), "the engine stopped with work left");
         b.1.store(false, Ordering::SeqCst);
         assert_eq!(cq.poll(&mut out), 0);
-        assert!(!cq.busy(), "a poll clears it; the engine did not set it again");
+        assert!(
+            !cq.busy(),
+            "a poll clears it; the engine did not set it again"
+        );
         cq.detach(&f);
     }
 
