@@ -9,11 +9,14 @@
 #   make bench        time the local hot paths (ns per operation), then qp-bench and bench-ep
 #   make qp-bench     queue pairs (iWARP over loopback TCP) beside raw TCP
 #   make bench-ep     endpoints through the C API beside raw TCP and the queue pairs
-#   make install PREFIX=/usr/local
+#   make tools        dat-info and dat-perf into build/bin/ (they load build/lib/libdat.so.1)
+#   make install PREFIX=/usr/local   library, headers, dat.pc, dat.conf.example, dat-info, dat-perf
 #   make valgrind     run the C tests once under valgrind
+#   make helgrind     the threaded C tests under helgrind and drd
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
+BINDIR     ?= $(PREFIX)/bin
 INCDIR     ?= $(PREFIX)/include
 SYSCONFDIR ?= $(PREFIX)/etc
 CC         ?= cc
@@ -50,10 +53,13 @@ CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN) $(EXT_BIN)
 # two-process endpoint programs the end-to-end ones (the rest repeat the
 # same paths with many timed waits, and EPC-17 creates 65536 EPs).
 VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
-                $(filter %/e2e_smoke %/dto_e2e,$(EP_BIN))
+                $(filter %/e2e_smoke %/dto_e2e %/e2e_threads %/e2e_race,$(EP_BIN))
+# Under helgrind and drd: the threaded end-to-end programs.
+HELGRIND_BIN := $(filter %/e2e_threads %/e2e_race,$(EP_BIN))
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo examples bench qp-bench bench-ep install valgrind clippy fmt lint header-modes dropin clean
+        demo examples tools bench qp-bench bench-ep install valgrind helgrind clippy fmt lint \
+        header-modes dropin clean
 
 all: lib
 
@@ -118,12 +124,27 @@ dropin: lib
 	@echo "== drop-in test (binary linked against another libdat.so.1)"
 	./ctests/dropin/run.sh
 
-check: lint cargo-test loom exports check-header header-modes dropin run-ctests valgrind
+check: lint cargo-test loom exports check-header header-modes dropin run-ctests valgrind helgrind
 
 valgrind: ctests
 	@echo "== C conformance tests under valgrind"
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=$(abspath ctests/valgrind.supp)" \
 		./ctests/run.sh $(VALGRIND_BIN)
+
+# The thread checkers over the threaded programs (a minute or two): any
+# report fails. libdat's own accesses are suppressed (its Rust std locks
+# and atomics are invisible to both tools: ctests/valgrind/rust-std.supp
+# says why); the C side is checked, with ctest_handover() marking memory
+# that DAT hands to the consumer.
+THREADCHECK = -q --error-exitcode=99 --suppressions=$(abspath ctests/valgrind/rust-std.supp)
+
+helgrind: $(HELGRIND_BIN)
+	@echo "== threaded C tests under helgrind"
+	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind --tool=helgrind $(THREADCHECK)" \
+		./ctests/run.sh $(HELGRIND_BIN)
+	@echo "== threaded C tests under drd"
+	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind --tool=drd $(THREADCHECK)" \
+		./ctests/run.sh $(HELGRIND_BIN)
 
 BENCH_SRC := $(filter-out ctests/bench/bench_ep.c,$(wildcard ctests/bench/*.c))
 BENCH_BIN := $(BUILD)/bench/bench_local
@@ -181,8 +202,19 @@ demo: lib
 	$(CC) $(CSTD) $(CWARN) -Iinclude -o $(BUILD)/demo/dat_demo examples/dat_demo.c $(LDFLAGS_T)
 	$(BUILD)/demo/dat_demo
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/dat $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(SYSCONFDIR)/dat
+# The tools find libdat.so.1 through their run path $ORIGIN/../lib: in the
+# build tree build/bin/../lib, installed PREFIX/bin/../lib (set
+# DAT_TOOLS_RPATH at build time for another LIBDIR; DAT_LIBRARY at run time).
+TOOLS := dat-info dat-perf
+
+tools: lib
+	$(CARGO) build --release -p dat-tools
+	mkdir -p $(BUILD)/bin
+	for t in $(TOOLS); do cp target/release/$$t $(BUILD)/bin/$$t; done
+
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/dat $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(SYSCONFDIR)/dat $(DESTDIR)$(BINDIR)
+	for t in $(TOOLS); do install -m 0755 target/release/$$t $(DESTDIR)$(BINDIR)/$$t; done
 	install -m 0755 $(LIBOUT)/libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so.1
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 0644 include/dat/*.h $(DESTDIR)$(INCDIR)/dat/

@@ -564,6 +564,59 @@ TEST(PSD_17_more_sends_than_max_request_dtos)
     pair_finish(&p);
 }
 
+/*
+ * §3.6: a successful SUPPRESS post gives its slot back when it completes,
+ * even though the consumer, who gets no event for it, never polls the
+ * request EVD: 8 * max_request_dtos suppressed sends all go through (a
+ * post may be refused for a moment while completions are on their way).
+ * (Slots used to come back only when something polled that EVD: after
+ * max_request_dtos posts every post was refused for good.)
+ */
+TEST(PSD_17_suppressed_sends_free_their_slots_unpolled)
+{
+    struct pair p;
+    DAT_EP_ATTR a;
+    enum { ROUNDS = 8, DTOS = 8 };
+    REQUIRE(dpair_start(&p) == 0);
+    PREQUIRE(&p, dto_attr(&p, &a) == 0);
+    a.max_recv_dtos = ROUNDS * DTOS;
+    a.max_request_dtos = DTOS;
+    PREQUIRE(&p, new_evd(&p, DAT_EVD_DTO_FLAG, 2 * ROUNDS * DTOS, &p.recv_evd) == 0);
+    PREQUIRE(&p, pair_connect(&p, &a) == 0);
+    if (p.server) {
+        struct mr m;
+        PREQUIRE(&p, post_recvs(&p, p.ep, &m, ROUNDS * DTOS, 16, 0x1700) == 0);
+        PSYNC(&p, 'r');
+        for (int i = 0; i < ROUNDS * DTOS; i++)
+            if (!EXPECT_DTO(p.recv_evd, p.ep, 0x1700 + (uint64_t)i, DAT_DTO_SUCCESS, 16))
+                break;
+        PSYNC(&p, 'd');
+    } else {
+        struct mr m;
+        DAT_EP_ATTR got;
+        PREQUIRE(&p, ep_attr_of(p.ep, &got) == 0);
+        PREQUIRE(&p, got.max_request_dtos == DTOS);
+        PREQUIRE(&p, mr_make(p.ia, p.pz, 4096, LRW, &m) == DAT_SUCCESS);
+        PSYNC(&p, 'r');
+        double end = ctest_now() + 10.0;
+        for (int i = 0; i < ROUNDS * DTOS && ctest_now() < end;) {
+            DAT_RETURN r = send1(p.ep, &m, 0, 16, 0x170 + (uint64_t)i, DAT_COMPLETION_SUPPRESS_FLAG);
+            if (r == DAT_SUCCESS) {
+                i++;
+                continue;
+            }
+            CHECK_TYPE(r, DAT_INSUFFICIENT_RESOURCES);
+            if (DAT_GET_TYPE(r) != DAT_INSUFFICIENT_RESOURCES)
+                break;
+            ctest_sleep_ms(1);
+        }
+        CHECK(ctest_now() < end);
+        EXPECT_NONE(p.req_evd);
+        PSYNC(&p, 'd');
+    }
+    pair_finish(&p);
+}
+
 TEST(PSD_18_hundred_sends_in_order)
 {
     struct pair p;

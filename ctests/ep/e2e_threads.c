@@ -83,6 +83,7 @@ static int reap(struct side *s, DAT_EVD_HANDLE evd, int recv)
             return -1;
         if (recv) {
             unsigned char *m = slot(s, i, k);
+            ctest_handover(m, MSG);
             for (int b = 0; b < MSG; b++)
                 if (m[b] != (unsigned char)((i * 31 + k) & 0xff))
                     return -1;
@@ -133,6 +134,7 @@ TEST(E2E_THREADS_posts_on_shared_evds)
             DAT_CR_PARAM cp;
             REQUIRE(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp) == DAT_SUCCESS);
             REQUIRE(cp.private_data_size == 1);
+            ctest_handover(cp.private_data, 1);
             int i = *(unsigned char *)cp.private_data;
             REQUIRE(i >= 0 && i < NEP);
             REQUIRE(dat_cr_accept(cr, s.ep[i], 0, NULL) == DAT_SUCCESS);

@@ -12,7 +12,10 @@
 //! the endpoint to translate each one ([`Ep::translate`]). Per-post
 //! completion flags and RMR handles are remembered in posting order
 //! (`req_posts`, `recv_posts`): a queue pair completes its send queue in
-//! order, and its own receive queue in order.
+//! order, and its own receive queue in order. Threads posting on the same
+//! endpoint take turns per direction (`req_order`, `recv_order`) from
+//! remembering a post until the queue pair has it, so that the remembered
+//! order is the queue pair's.
 //!
 //! **Slots.** A DTO holds one of the endpoint's `max_*_dtos` slots from its
 //! post until its completion is dequeued (§3.6); the completion event
@@ -246,6 +249,13 @@ pub struct Ep {
     recv_max: AtomicI32,
     req_posts: Mutex<VecDeque<PostInfo>>,
     recv_posts: Mutex<VecDeque<u32>>,
+    /// Held from `req_posts.push_back` until the queue pair took (or
+    /// refused) the work request: concurrent posters cannot interleave.
+    /// Taken before `req_posts` and the queue pair's own lock, never under
+    /// them.
+    req_order: Mutex<()>,
+    /// The same for receives (`recv_posts`).
+    recv_order: Mutex<()>,
     /// Completion flags of the two streams (translation reads them).
     recv_flags: AtomicU32,
     /// The SRQ the EP receives from (fixed at creation).
@@ -563,6 +573,8 @@ impl Ep {
             recv_max: AtomicI32::new(attr.max_recv_dtos),
             req_posts: Mutex::new(VecDeque::with_capacity(req_cap)),
             recv_posts: Mutex::new(VecDeque::with_capacity(recv_cap)),
+            req_order: Mutex::new(()),
+            recv_order: Mutex::new(()),
             recv_flags: AtomicU32::new(attr.recv_completion_flags),
             srq_handle: srq.as_ref().map(|s| s.handle),
             has_sink: AtomicBool::new(false),
@@ -1180,6 +1192,22 @@ impl Ep {
         .map_err(|_| DatError::resources(Sub::None))
     }
 
+    /// A request slot. When all are taken, the completions waiting in the
+    /// request EVD's CQ are translated first and the slot is tried again:
+    /// a successful SUPPRESS post gives its slot back when it completes
+    /// (§3.6), and the consumer, who gets no event for it, may never poll
+    /// that EVD. (Slots of reported completions stay taken until dequeued.)
+    fn take_request_slot(&self) -> Result<()> {
+        if self.take_slot(false).is_ok() {
+            return Ok(());
+        }
+        let evd = lock_anyway(&self.inner).req_evd.clone();
+        if let Some(evd) = evd {
+            evd.fill();
+        }
+        self.take_slot(false)
+    }
+
     /// `dat_ep_post_send` / `_rdma_write` / `_rdma_read`.
     pub fn post(&self, iov: &[Segment], cookie: u64, req: Request, flags: u32) -> Result<()> {
         let state = self.state();
@@ -1303,22 +1331,48 @@ impl Ep {
         rmr: Option<Handle>,
         post: impl FnOnce(&Arc<dyn QueuePair>) -> std::result::Result<(), PostError>,
     ) -> Result<()> {
-        self.take_slot(false)?;
+        self.take_request_slot()?;
+        // Two threads posting at once would otherwise remember their posts
+        // in one order and hand them to the queue pair in the other: each
+        // completion would then be translated with the other's flags (a
+        // SUPPRESS post reported, the other lost) or RMR.
+        let order = lock_anyway(&self.req_order);
         lock_anyway(&self.req_posts).push_back(PostInfo { flags, rmr });
-        match post(qp) {
+        let posted = post(qp);
+        if posted.is_err() {
+            // Still ours: nobody else pushed since.
+            lock_anyway(&self.req_posts).pop_back();
+        }
+        drop(order);
+        match posted {
             Ok(()) => {
                 self.drain_sink();
                 Ok(())
             }
             Err(e) => {
-                lock_anyway(&self.req_posts).pop_back();
                 self.release(false);
-                if e == PostError::State && self.state() >= DISCONNECT_PENDING {
-                    return self.flush_now(false, cookie, rmr);
-                }
-                Err(post_error(e, 2))
+                self.refused(e, false, cookie, rmr)
             }
         }
+    }
+
+    /// The queue pair refused a post. For its state: the EP was freed by
+    /// another thread during the post (its handle is dead, as for any
+    /// later post); or its connection is going or gone: disconnecting, or
+    /// still CONNECTED because the transport's word that the peer left (or
+    /// the connection broke) has not reached the EP yet. Such a post is
+    /// accepted and flushed, as on a DISCONNECTED EP (§3.3 rule 2).
+    fn refused(&self, e: PostError, recv: bool, cookie: u64, rmr: Option<Handle>) -> Result<()> {
+        if e == PostError::State {
+            if lock_anyway(&self.inner).freed {
+                return Err(DatError::handle(Sub::HandleEp));
+            }
+            let state = self.state();
+            if state == CONNECTED || state >= DISCONNECT_PENDING {
+                return self.flush_now(recv, cookie, rmr);
+            }
+        }
+        Err(post_error(e, 2))
     }
 
     /// What a post needs of the EP's configuration, under one short lock.
@@ -1409,19 +1463,22 @@ impl Ep {
             return self.flush_now(true, cookie, None);
         };
         self.take_slot(true)?;
+        // As in `submit`: remembered in the queue pair's order.
+        let order = lock_anyway(&self.recv_order);
         lock_anyway(&self.recv_posts).push_back(flags);
-        match qp.post_recv(&RecvWr {
+        let posted = qp.post_recv(&RecvWr {
             wr_id: cookie,
             sgl: &buf[..n],
-        }) {
+        });
+        if posted.is_err() {
+            lock_anyway(&self.recv_posts).pop_back();
+        }
+        drop(order);
+        match posted {
             Ok(()) => Ok(()),
             Err(e) => {
-                lock_anyway(&self.recv_posts).pop_back();
                 self.release(true);
-                if e == PostError::State && self.state() >= DISCONNECT_PENDING {
-                    return self.flush_now(true, cookie, None);
-                }
-                Err(post_error(e, 2))
+                self.refused(e, true, cookie, None)
             }
         }
     }

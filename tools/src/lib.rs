@@ -8,4 +8,5 @@ pub mod abi;
 pub mod conf;
 pub mod fmt;
 pub mod ia;
+pub mod perf;
 pub mod sys;

@@ -699,6 +699,7 @@ impl Device for IwarpDevice {
             tx_blocked: AtomicBool::new(false),
             rnr_waiting: AtomicBool::new(false),
             acks_due: AtomicBool::new(false),
+            acks_since: AtomicU64::new(0),
             rx_more: AtomicBool::new(false),
             tx_more: AtomicBool::new(false),
             srq: srq.clone(),
@@ -1262,6 +1263,8 @@ pub struct IwarpQp {
     rnr_waiting: AtomicBool,
     /// Acknowledgements wait for the polling application's next step.
     acks_due: AtomicBool,
+    /// When the acknowledgements were left ([`clock_ns`]).
+    acks_since: AtomicU64,
     /// The last step stopped receiving at its budget: more is waiting.
     rx_more: AtomicBool,
     /// The last transmit stopped at its budget: more is ready to go.
@@ -2115,6 +2118,8 @@ impl IwarpQp {
                     Ok(a) => any |= a,
                     Err(()) => out = Outcome::Broken,
                 }
+                // Acknowledgements left by an earlier step and still unsent.
+                let older_acks = self.acks_due.load(Ordering::Relaxed) && up.conn.only_acks_due();
                 if matches!(out, Outcome::Ok) {
                     let (a, o) = self.pump_rx(&mut up);
                     any |= a;
@@ -2125,15 +2130,22 @@ impl IwarpQp {
                         && matches!(out, Outcome::Ok)
                         && up.closing.is_none()
                         && up.conn.only_acks_due();
+                    if wait && !older_acks {
+                        // The oldest acknowledgement left: the progress
+                        // thread sends it by ACK_DEFER_MAX after this.
+                        self.acks_since.store(clock_ns(), Ordering::Relaxed);
+                    }
                     if self.acks_due.load(Ordering::Relaxed) != wait {
                         tracing::trace!(qp = self.num, wait, "acknowledgements deferred");
                         self.acks_due.store(wait, Ordering::Relaxed);
                         if wait {
                             // Make sure the progress thread comes by if
-                            // the application does not step again (free
-                            // while it is already due to look again).
+                            // the application does not step again: at
+                            // once if it is not away, else by the time
+                            // the acknowledgements are due.
                             if let Some(r) = &up.stream.reg {
                                 r.want_output();
+                                r.schedule(Instant::now() + ACK_DEFER_MAX);
                             }
                         }
                     }
@@ -2294,6 +2306,17 @@ impl Feeder for IwarpQp {
     }
 }
 
+/// The longest acknowledgements a poller left wait for its next step.
+const ACK_DEFER_MAX: Duration = Duration::from_micros(200);
+
+/// Nanoseconds on a process-wide monotonic clock (for timestamps kept in
+/// atomics).
+fn clock_ns() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(Instant::now);
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// The next time the queue pair's phase must be stepped whatever happens
 /// on its socket.
 fn phase_deadline(inner: &Inner) -> Option<Instant> {
@@ -2350,6 +2373,18 @@ impl Source for IwarpQp {
 
     fn sleeping(&self) -> bool {
         self.send_cq.attended() || self.recv_cq.attended()
+    }
+
+    /// Acknowledgements a poller left must not wait for it for long (a
+    /// NIC sends them on receipt): the thread runs the queue pair at
+    /// [`ACK_DEFER_MAX`] after they were left, polled or not.
+    fn due_by(&self) -> Option<Instant> {
+        if !self.acks_due.load(Ordering::Relaxed) {
+            return None;
+        }
+        let left = self.acks_since.load(Ordering::Relaxed);
+        let age = Duration::from_nanos(clock_ns().saturating_sub(left));
+        Some(Instant::now() + ACK_DEFER_MAX.saturating_sub(age))
     }
 
     /// A sleeping application thread wakes on input, and on socket space

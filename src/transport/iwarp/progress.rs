@@ -98,6 +98,11 @@ pub trait Source: Send + Sync {
     fn attended(&self) -> bool {
         false
     }
+    /// Work left for the application's next step that must not wait past
+    /// this time: the thread runs the source then even while it is polled.
+    fn due_by(&self) -> Option<Instant> {
+        None
+    }
 }
 
 struct Entry {
@@ -116,8 +121,9 @@ struct Entry {
     /// Away because an application polled it (counted in
     /// [`Engine::polled_away`]), not because a thread sleeps on it.
     polled: bool,
-    /// Handed over ([`hand_over`]): the next look ignores earlier polls.
-    fresh: bool,
+    /// [`HANDOVER`] at the last look: when it moved since, a thread went
+    /// to sleep and the polls seen before do not count.
+    epoch: u64,
 }
 
 struct Table {
@@ -133,9 +139,10 @@ struct Engine {
     epoll: Epoll,
     wake: EventFd,
     table: Mutex<Table>,
-    /// Moves at each [`hand_over`] that found sources to take.
-    handover: AtomicU64,
 }
+
+/// Moves at each [`hand_over`].
+static HANDOVER: AtomicU64 = AtomicU64::new(0);
 
 /// Entries of this process's engine away because an application polled
 /// them (reset in a forked child, whose engine starts empty).
@@ -198,7 +205,6 @@ fn engine() -> std::io::Result<Arc<Engine>> {
             next_token: 1,
             running: false,
         }),
-        handover: AtomicU64::new(0),
     });
     *g = Some(e.clone());
     Ok(e)
@@ -260,7 +266,7 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
                 flags: flags.clone(),
                 moved_at: None,
                 polled: false,
-                fresh: false,
+                epoch: HANDOVER.load(Ordering::SeqCst),
             },
         );
         let start = !t.running;
@@ -364,11 +370,13 @@ impl Drop for Reg {
 }
 
 /// An application thread is about to sleep: the sources it was polling
-/// (away for activity, not for a sleeper) are run now instead of after the
-/// grace period given to a poller that may only have lost its core. Costs
-/// one load when nothing is away for activity.
+/// are run as soon as something happens on them (or now, for those away
+/// for activity) instead of after the grace period given to a poller that
+/// may only have lost its core. Costs one atomic add when nothing is away
+/// for activity.
 pub fn hand_over() {
-    if POLLED_AWAY.load(Ordering::Relaxed) == 0 {
+    HANDOVER.fetch_add(1, Ordering::SeqCst);
+    if POLLED_AWAY.load(Ordering::SeqCst) == 0 {
         return;
     }
     let e = {
@@ -378,7 +386,6 @@ pub fn hand_over() {
             _ => return,
         }
     };
-    e.handover.fetch_add(1, Ordering::Relaxed);
     let _ = e.wake.write(1);
 }
 
@@ -439,13 +446,15 @@ fn serve(engine: Arc<Engine>) {
         let now = Instant::now();
         {
             let mut t = lock(&engine.table);
-            let h = engine.handover.load(Ordering::Relaxed);
+            let h = HANDOVER.load(Ordering::SeqCst);
             if h != handed {
                 handed = h;
-                for (&tok, e) in t.entries.iter_mut().filter(|(_, e)| e.polled) {
-                    e.fresh = true;
-                    due.push(tok);
-                }
+                due.extend(
+                    t.entries
+                        .iter()
+                        .filter(|(_, e)| e.polled)
+                        .map(|(&tok, _)| tok),
+                );
             }
             while let Some(&Reverse((at, tok))) = t.timers.peek() {
                 if at > now {
@@ -478,7 +487,8 @@ fn run_one(engine: &Engine, tok: u64) {
         let Some(src) = e.src.upgrade() else {
             return;
         };
-        let fresh = std::mem::take(&mut e.fresh);
+        let h = HANDOVER.load(Ordering::SeqCst);
+        let fresh = std::mem::replace(&mut e.epoch, h) != h;
         (src, e.seen, e.aside, e.moved_at, fresh)
     };
     LOOKS.fetch_add(1, Ordering::Relaxed);
@@ -500,12 +510,17 @@ fn run_one(engine: &Engine, tok: u64) {
     } else {
         moved || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE)
     };
+    // Work the poller left that cannot wait for it any longer.
+    let due_by = if driven { src.due_by() } else { None };
+    let driven = driven && due_by.is_none_or(|d| now < d);
     let polled = driven && !sleeping;
     tracing::trace!(tok, act, seen, fresh, sleeping, driven, "progress: look");
     let run = if driven {
         // Leave the descriptor disarmed; look again later.
         Run {
-            at: Some(now + aside),
+            // Work left by the poller: look again soon (not as late as
+            // the doubling allows) to see whether it is still stepping.
+            at: Some(now + if due_by.is_some() { STEP_ASIDE } else { aside }),
             output: false,
         }
     } else {
@@ -715,8 +730,9 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         let base = c.runs.load(Ordering::SeqCst);
         (&peer).write_all(b"x").expect("write");
+        // Polled: left alone (for as long as the poller polls; not
+        // asserted, other tests in this process may hand over too).
         std::thread::sleep(Duration::from_millis(40));
-        assert_eq!(c.runs.load(Ordering::SeqCst), base, "polled: left alone");
         hand_over();
         until("run once handed over", || {
             c.runs.load(Ordering::SeqCst) > base
