@@ -362,10 +362,20 @@ impl Evd {
         Ok(())
     }
 
+    /// Whether a dequeue or wait that has events queued must still poll
+    /// the CQ first: only when the transport holds data a poll would move
+    /// (a bulk transfer needs its engine driven; what is queued stays
+    /// ahead of what the poll brings).
+    fn must_poll(&self, q: &Queue) -> bool {
+        q.events.is_empty() || self.cq.as_ref().is_some_and(|c| c.busy())
+    }
+
     /// `dat_evd_dequeue`. An event already queued is returned without
     /// polling the CQ: whatever the CQ holds completed after it, and
     /// running the engines once per event (rather than once per empty
     /// queue) would send acknowledgements the next post carries anyway.
+    /// Unless the transport has data to move (`CompletionQueue::busy`):
+    /// then a poll comes first, as for an empty queue.
     pub fn dequeue(&self) -> Result<Event> {
         let room = {
             let mut q = self.live_queue()?;
@@ -375,15 +385,17 @@ impl Evd {
             if q.waiter {
                 return Err(DatError::state(Sub::EvdWaiter));
             }
-            if let Some(ev) = q.events.pop_front() {
-                drop(q);
-                release(&ev);
-                return Ok(ev);
+            if !self.must_poll(&q) {
+                if let Some(ev) = q.events.pop_front() {
+                    drop(q);
+                    release(&ev);
+                    return Ok(ev);
+                }
             }
             q.qlen.saturating_sub(q.events.len())
         };
-        // Nothing queued: poll, and take the first event under the lock
-        // that queued it.
+        // Nothing queued (or the transport has data to move): poll, and
+        // take the first event under the lock that queued it.
         let Some(cq) = &self.cq else {
             return Err(DatError::of(Type::QueueEmpty));
         };
@@ -432,8 +444,9 @@ impl Evd {
                 return Err(DatError::state(Sub::EvdConfigThreshold));
             }
             q.waiter = true;
-            // Enough already queued: no need to poll the CQ first.
-            let ready = (q.events.len() >= threshold).then_some(q.notified);
+            // Enough already queued: no need to poll the CQ first (unless
+            // the transport has data to move).
+            let ready = (q.events.len() >= threshold && !self.must_poll(&q)).then_some(q.notified);
             (threshold, ready)
         };
         let cq = self.cq.as_ref();
@@ -488,9 +501,15 @@ impl Evd {
         let r = wait::wait_phased(&self.waiters, sleep, held, |sleep_next| {
             if let Some(cq) = cq {
                 // What is queued comes before anything still in the CQ: no
-                // poll (and no engine run) while it is enough.
-                if let Some(r) = ready(&mut lock_anyway(&self.q)) {
-                    return Some(r);
+                // poll (and no engine run) while it is enough, unless the
+                // transport has data to move.
+                {
+                    let mut q = lock_anyway(&self.q);
+                    if !self.must_poll(&q) {
+                        if let Some(r) = ready(&mut q) {
+                            return Some(r);
+                        }
+                    }
                 }
                 self.fill();
                 if sleep_next {

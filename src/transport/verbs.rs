@@ -248,6 +248,16 @@ pub trait CompletionQueue: Send + Sync {
     /// leaves them to it. Calls must pair up.
     fn waiting(&self, sleeping: bool);
 
+    /// True if a poll now would move data the queue pairs feeding this
+    /// queue already hold (output waiting for socket space or cut at a
+    /// budget, input left unread at a budget), beyond acknowledgements
+    /// they may defer to the next post. A consumer that still has
+    /// completions in hand needs to poll again only then. A hint: it may
+    /// be stale by a poll; a transport that cannot tell says true.
+    fn busy(&self) -> bool {
+        true
+    }
+
     /// The number of completions the queue holds.
     fn depth(&self) -> u32;
 

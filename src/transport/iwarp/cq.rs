@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use arc_swap::ArcSwap;
@@ -64,6 +64,9 @@ pub struct Cq {
     polls: AtomicU64,
     /// Threads sleeping on the wait descriptor ([`CompletionQueue::waiting`]).
     sleepers: AtomicU32,
+    /// A feeder stopped with work a poll would do ([`Cq::mark_busy`]);
+    /// cleared when a poll starts (its feeders set it again).
+    busy: AtomicBool,
     /// Completions in the ring (kept under the ring's lock, read without
     /// it: a poll of an empty queue takes no lock).
     queued: AtomicU32,
@@ -110,6 +113,7 @@ impl Cq {
             feeders_lock: Mutex::new(()),
             polls: AtomicU64::new(0),
             sleepers: AtomicU32::new(0),
+            busy: AtomicBool::new(false),
             queued: AtomicU32::new(0),
             hook: Mutex::new(None),
         }))
@@ -207,6 +211,14 @@ impl Cq {
         let _ = self.notify.read();
     }
 
+    /// A feeder's engine stopped with data to move (output waiting or cut
+    /// at a budget, input cut at a budget): see [`CompletionQueue::busy`].
+    pub fn mark_busy(&self) {
+        if !self.busy.load(Ordering::Relaxed) {
+            self.busy.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// How many times the queue was polled (wraps).
     pub fn polls(&self) -> u64 {
         self.polls.load(Ordering::Relaxed)
@@ -231,6 +243,9 @@ impl Cq {
 impl CompletionQueue for Cq {
     fn poll(&self, out: &mut [Wc]) -> usize {
         self.polls.fetch_add(1, Ordering::Relaxed);
+        if self.busy.load(Ordering::Relaxed) {
+            self.busy.store(false, Ordering::Relaxed);
+        }
         for f in self.feeders.load().iter() {
             if let Some(f) = f.upgrade() {
                 f.progress();
@@ -273,6 +288,10 @@ impl CompletionQueue for Cq {
         } else {
             self.sleepers.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    fn busy(&self) -> bool {
+        self.busy.load(Ordering::Relaxed)
     }
 
     fn depth(&self) -> u32 {
@@ -389,6 +408,35 @@ mod tests {
         cq.attach(&g);
         drop(g);
         assert_eq!(cq.poll(&mut out), 0, "dropped engines are not run");
+    }
+
+    struct Busy(Arc<Cq>, std::sync::atomic::AtomicBool);
+    impl Feeder for Busy {
+        fn progress(&self) -> bool {
+            if self.1.load(Ordering::SeqCst) {
+                self.0.mark_busy();
+            }
+            false
+        }
+    }
+
+    #[test]
+    fn busy_says_whether_the_feeders_left_work_for_the_next_poll() {
+        let cq = Cq::new(4).expect("cq");
+        assert!(!cq.busy(), "nothing fed");
+        let b = Arc::new(Busy(cq.clone(), std::sync::atomic::AtomicBool::new(true)));
+        let f: Arc<dyn Feeder> = b.clone();
+        cq.attach(&f);
+        let mut out = [wc(0, WcOp::Send, WcStatus::Fatal, false); 2];
+        assert_eq!(cq.poll(&mut out), 0);
+        assert!(cq.busy(), "the engine stopped with work left");
+        b.1.store(false, Ordering::SeqCst);
+        assert_eq!(cq.poll(&mut out), 0);
+        assert!(
+            !cq.busy(),
+            "a poll clears it; the engine did not set it again"
+        );
+        cq.detach(&f);
     }
 
     #[test]

@@ -2247,6 +2247,12 @@ impl IwarpQp {
             Phase::Connecting { tcp_up, stream, .. } => (!tcp_up, Some(stream)),
             _ => (false, None),
         };
+        if blocked || self.rx_more.load(Ordering::Relaxed) {
+            // A poll would move data: a consumer holding completions
+            // still polls (CompletionQueue::busy).
+            self.send_cq.mark_busy();
+            self.recv_cq.mark_busy();
+        }
         if self.tx_blocked.load(Ordering::Relaxed) != blocked {
             self.tx_blocked.store(blocked, Ordering::Relaxed);
             if let Some(sock) = sock {
