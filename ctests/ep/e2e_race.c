@@ -1059,6 +1059,7 @@ TEST(RACE_posts_during_peer_disconnect)
 /* ---- two posters, one EP, different flags ---------------------------------------- */
 
 #define NMIX 500 /* sends per poster per round */
+#define MIX_MARK 0x4d41524b4d41524bULL /* cookie of the client's signalled marker */
 
 struct mixer {
     pthread_t th;
@@ -1095,6 +1096,13 @@ static void *mixer_main(void *arg)
  * posts, the remembered per-post flags could be paired with the other
  * thread's work request: a SUPPRESS post was reported and a normal one
  * lost.)
+ * The request queue is exactly one round deep (plus the marker), so a
+ * round also checks that the SUPPRESS poster's slots came back. The
+ * client learns that they did the way a consumer must: a signalled
+ * marker Send after both posters; its completion comes after every
+ * earlier one (§3.3), so every earlier SUPPRESS post has completed and
+ * given its slot back. (Without it the next round could start while
+ * the peer has not yet acknowledged the last ones.)
  */
 TEST(RACE_two_posters_one_ep_mixed_flags)
 {
@@ -1102,17 +1110,17 @@ TEST(RACE_two_posters_one_ep_mixed_flags)
     struct mr m;
     DAT_EVD_HANDLE big;
     REQUIRE(dpair_start(&p) == 0);
-    PREQUIRE(&p, mr_make(p.ia, p.pz, (size_t)2 * NMIX * MSG, LRW, &m) == DAT_SUCCESS);
+    PREQUIRE(&p, mr_make(p.ia, p.pz, (size_t)(2 * NMIX + 1) * MSG, LRW, &m) == DAT_SUCCESS);
     PREQUIRE(&p, dat_evd_create(p.ia, BIGQ, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &big) ==
                      DAT_SUCCESS);
-    DAT_EP_ATTR a = race_attr(2 * NMIX, 2 * NMIX);
+    DAT_EP_ATTR a = race_attr(2 * NMIX + 1, 2 * NMIX + 1);
     if (p.server) {
         PREQUIRE(&p, dat_ep_create(p.ia, p.pz, big, p.req_evd, p.conn_evd, &a, &p.ep) ==
                          DAT_SUCCESS);
         PREQUIRE(&p, srv_take(&p, p.ep) == 0);
         for (int r = 0; r < ROUNDS / 2; r++) {
             int next[2] = {0, 0};
-            for (int j = 0; j < 2 * NMIX; j++)
+            for (int j = 0; j <= 2 * NMIX; j++)
                 PREQUIRE(&p, recv1(p.ep, &m, (size_t)j * MSG, MSG, (uint64_t)j, 0) ==
                                  DAT_SUCCESS);
             PSYNC(&p, 'r');
@@ -1134,6 +1142,14 @@ TEST(RACE_two_posters_one_ep_mixed_flags)
                 }
                 next[g.thread]++;
             }
+            DAT_EVENT ev;
+            if (GET_EV(big, &ev) &&
+                check_dto_ev_at(__FILE__, __LINE__, &ev, big, p.ep, (uint64_t)(2 * NMIX),
+                                DAT_DTO_SUCCESS, MSG)) {
+                ctest_handover(m.buf + (size_t)2 * NMIX * MSG, MSG);
+                struct msg g = get_msg(m.buf + (size_t)2 * NMIX * MSG);
+                CHECK(g.magic == MAGIC && g.thread == 2 && g.iter == (uint32_t)r);
+            }
             PSYNC(&p, 'd');
         }
     } else {
@@ -1154,6 +1170,10 @@ TEST(RACE_two_posters_one_ep_mixed_flags)
                 pthread_join(MX[t].th, NULL);
                 CHECK_RET(MX[t].bad, DAT_SUCCESS);
             }
+            size_t mark = (size_t)2 * NMIX * MSG;
+            put_msg(m.buf + mark, 2, 0, (uint32_t)r);
+            CHECK_RET(send1(p.ep, &m, mark, MSG, MIX_MARK, DAT_COMPLETION_DEFAULT_FLAG),
+                      DAT_SUCCESS);
             int n = 0;
             for (int k = 0; k < NMIX; k++) {
                 DAT_EVENT ev;
@@ -1169,6 +1189,10 @@ TEST(RACE_two_posters_one_ep_mixed_flags)
                 n++;
             }
             CHECK(n == NMIX);
+            DAT_EVENT ev;
+            if (GET_EV(big, &ev))
+                check_dto_ev_at(__FILE__, __LINE__, &ev, big, p.ep, MIX_MARK, DAT_DTO_SUCCESS,
+                                MSG);
             expect_none_at(__FILE__, __LINE__, big, 5);
             PSYNC(&p, 'd');
         }
