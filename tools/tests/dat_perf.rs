@@ -514,3 +514,102 @@ fn usage_errors_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", o.stderr);
     }
 }
+
+/// `ip args…` (iproute2); its stderr on failure.
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// A network namespace of this test, deleted on drop.
+struct Netns(String);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = ip(&["netns", "del", &self.0]);
+    }
+}
+
+/// The client in a namespace of its own whose only interface (besides
+/// `lo`) is one end of a veth pair with 10.197.N.1/24; the other end is up
+/// and has no address, so nothing on that subnet answers, and nothing
+/// outside it has a route. No packet leaves the namespace. Skipped when
+/// namespaces are unavailable (not root, no `ip`).
+#[test]
+fn unreachable_hosts() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: network namespaces need root");
+        return;
+    }
+    let pid = std::process::id();
+    let ns = Netns(format!("udapl-perf-{pid}"));
+    if let Err(why) = ip(&["netns", "add", &ns.0]) {
+        eprintln!("skipped: network namespaces unavailable: {why}");
+        return;
+    }
+    let (a, b) = (
+        format!("upf{}a", pid % 100_000),
+        format!("upf{}b", pid % 100_000),
+    );
+    let net = 1 + pid % 250;
+    let addr = format!("10.197.{net}.1/24");
+    for args in [
+        &["-n", &ns.0, "link", "set", "lo", "up"][..],
+        &[
+            "-n", &ns.0, "link", "add", &a, "type", "veth", "peer", "name", &b,
+        ],
+        &["-n", &ns.0, "addr", "add", &addr, "dev", &a],
+        &["-n", &ns.0, "link", "set", &a, "up"],
+        &["-n", &ns.0, "link", "set", &b, "up"],
+    ] {
+        ip(args).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let run = |host: &str| {
+        let t0 = Instant::now();
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &ns.0, BIN, "-D", &a, "-p", "21180"])
+            .args(["--timeout", "2", host])
+            .env("DAT_LIBRARY", lib())
+            .stdin(Stdio::null());
+        let out = cmd.output().expect("run dat-perf in the namespace");
+        let out = Output {
+            status: out.status,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        (out, t0.elapsed())
+    };
+    // No route at all: at once.
+    let (out, took) = run(&format!("10.196.{net}.2"));
+    one_line_error(&out, "unreachable (DAT_CONNECTION_EVENT_UNREACHABLE)");
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // On the subnet, nobody there: ARP fails (unreachable) or --timeout
+    // passes first (no answer); either way one line within the timeout.
+    let (out, took) = run(&format!("10.197.{net}.2"));
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+    let e = out.stderr.trim_end();
+    assert!(
+        e.contains("unreachable (DAT_CONNECTION_EVENT_UNREACHABLE)")
+            || e.contains("no answer within 2 s (DAT_CONNECTION_EVENT_TIMED_OUT)"),
+        "{e:?}"
+    );
+    one_line_error(
+        &out,
+        &format!("cannot connect to 10.197.{net}.2 qualifier 21180"),
+    );
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}

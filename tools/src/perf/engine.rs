@@ -519,6 +519,18 @@ impl<'a> Session<'a> {
                         .into(),
                 ))
             }
+            DAT_CONNECTION_EVENT_TIMED_OUT => {
+                return Err(fail(format!(
+                    "no answer within {} s (DAT_CONNECTION_EVENT_TIMED_OUT): is the host up? (--timeout)",
+                    self.timeout.as_secs_f64()
+                )))
+            }
+            DAT_CONNECTION_EVENT_UNREACHABLE => {
+                return Err(fail(
+                    "unreachable (DAT_CONNECTION_EVENT_UNREACHABLE): no route to the host, or it does not answer"
+                        .into(),
+                ))
+            }
             n => return Err(fail(format!("{} ({n:#x})", event_name(n)))),
         }
         let hello =
