@@ -1235,6 +1235,9 @@ struct Up {
     /// Responder without RTR: nothing may be sent before the initiator's
     /// first FPDU arrives.
     hold_tx: bool,
+    /// The connection's TCP segment size (MSS): FPDUs planned together
+    /// that fit in one are written together.
+    segment: u64,
 }
 
 struct Inner {
@@ -1368,11 +1371,14 @@ impl IwarpQp {
         };
         self.overrun.store(false, Ordering::Release);
         let mut negotiated = est.negotiated;
+        let mss = tcp_mss(&stream);
         if dev.opts.fpdu_mss {
-            if let Some(mss) = tcp_mss(&stream) {
+            if let Some(mss) = mss {
                 negotiated.max_fpdu = negotiated.max_fpdu.min(mss);
             }
         }
+        // (Ethernet's when the kernel does not say.)
+        let segment = mss.unwrap_or(1448) as u64;
         let crc = negotiated.crc;
         let hold_tx = est.hold_tx_until_first_rx;
         let mut conn = Conn::new(
@@ -1425,6 +1431,7 @@ impl IwarpQp {
             tail: [0; 3 + 4 + LOOKAHEAD],
             rx_wcs: Vec::with_capacity((self.cfg.send_depth + self.cfg.recv_depth) as usize + 16),
             hold_tx,
+            segment,
         }));
         Some(Ev::Established(est.private_data))
     }
@@ -1511,15 +1518,23 @@ impl IwarpQp {
             }
             let r = {
                 let b = &up.tx;
-                // Small FPDUs leave together; a large one alone, so that it
-                // starts a TCP segment of its own (as RFC 5044 senders
-                // align FPDUs, and as dissectors expect).
-                let mut end = b.done + 1;
-                if b.fpdus[b.done].total() <= TX_SMALL {
-                    let mut bytes = b.fpdus[b.done].total() - b.fpdus[b.done].sent;
-                    while end < b.n && bytes + b.fpdus[end].total() <= TX_SMALL {
-                        bytes += b.fpdus[end].total();
-                        end += 1;
+                // What fits in one TCP segment leaves in one call (a
+                // ping-pong's read response, Send and ack read wake the
+                // peer once, not three times); beyond that, small FPDUs
+                // leave together and a large one alone, so that it starts
+                // a TCP segment of its own (RFC 5044's alignment, which
+                // dissectors rely on to find FPDUs spanning segments).
+                let first = &b.fpdus[b.done];
+                let all = (b.done..b.n).map(|i| b.fpdus[i].total()).sum::<u64>() - first.sent;
+                let mut end = b.n;
+                if all > up.segment {
+                    end = b.done + 1;
+                    if first.total() <= TX_SMALL {
+                        let mut bytes = first.total() - first.sent;
+                        while end < b.n && bytes + b.fpdus[end].total() <= TX_SMALL {
+                            bytes += b.fpdus[end].total();
+                            end += 1;
+                        }
                     }
                 }
                 let plans: [Option<IoPlan<'_>>; TX_BATCH] = std::array::from_fn(|k| {
