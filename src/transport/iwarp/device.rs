@@ -1622,6 +1622,7 @@ impl IwarpQp {
                         continue;
                     }
                     Batch::Empty => return (any, Outcome::Ok),
+                    Batch::Drained => return (true, Outcome::Ok),
                     Batch::End(o) => return (true, o),
                 }
             }
@@ -1923,6 +1924,12 @@ impl IwarpQp {
         match end {
             Some(o @ Outcome::Ok) if up.not_ready.is_some() => Batch::End(o),
             Some(o) => Batch::End(o),
+            // The peek got less than it asked for and all of it was taken:
+            // the socket was empty a moment ago, and another peek now would
+            // almost always say so at the cost of a system call on the
+            // latency path (bytes arriving since are the next poll's, or
+            // wake the progress thread: its re-arm sees them).
+            None if n < want && pos == n => Batch::Drained,
             None => Batch::More,
         }
     }
@@ -2293,6 +2300,8 @@ enum Batch {
     More,
     /// Nothing has arrived.
     Empty,
+    /// FPDUs were taken, and nothing else had arrived.
+    Drained,
     End(Outcome),
 }
 
