@@ -1153,9 +1153,12 @@ impl TxCur {
     }
 }
 
-/// Largest peek at an FPDU boundary: small messages (and the ack reads
-/// and responses travelling with them) arrive whole in one.
-const PEEK_MAX: usize = 2048;
+/// Largest peek at an FPDU boundary: messages up to 8 KiB (and the ack
+/// reads and responses travelling with them) arrive whole in one. (With
+/// 2 KiB, a 2–8 KiB Send ping-pong took 7.5–7.9 µs instead of 5.9–6.4:
+/// two more system calls per message.) After a large payload the next
+/// peek is [`PEEK_MIN`], so a stream of large FPDUs copies little twice.
+const PEEK_MAX: usize = 8192 + 128;
 /// Peek while a large transfer streams: just the next header.
 const PEEK_MIN: usize = 128;
 /// Bytes of the next FPDU read along with a payload: no FPDU header is
