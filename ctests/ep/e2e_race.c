@@ -923,6 +923,10 @@ static int post_race(int mode)
             HREQUIRE(&p, cli_connect(&p, ep, p.conn_evd) == 0);
             /* Both sides established: a teardown is not an aborted accept. */
             HREQUIRE(&p, pair_sync(&p, 'e') == 0);
+            /* The last iteration's Sends completed (reaped and joined):
+             * their buffers are ours again (§3.6), whichever library
+             * thread read them for the wire. */
+            ctest_handover(m.buf, (size_t)NPOSTER * NPOST * MSG);
             memset(s, 0, sizeof(*s));
             pthread_mutex_init(&s->mu, NULL);
             pthread_cond_init(&s->cv, NULL);
@@ -1158,6 +1162,9 @@ TEST(RACE_two_posters_one_ep_mixed_flags)
         PREQUIRE(&p, cli_connect(&p, p.ep, p.conn_evd) == 0);
         for (int r = 0; r < ROUNDS / 2; r++) {
             PSYNC(&p, 'r');
+            /* The last round's Sends completed (the marker's completion
+             * came after them): the buffer is ours again (§3.6). */
+            ctest_handover(m.buf, (size_t)(2 * NMIX + 1) * MSG);
             for (int t = 0; t < 2; t++) {
                 memset(&MX[t], 0, sizeof(MX[t]));
                 MX[t].ep = p.ep;
