@@ -613,3 +613,65 @@ fn unreachable_hosts() {
     );
     assert!(took < Duration::from_secs(4), "{took:?}");
 }
+
+/// IPv6: an IA on `::1` (a dat.conf line with `family=inet6`), a Send
+/// ping-pong and an RDMA Write stream with the data checked and the TCP
+/// baseline over IPv6 too. Skipped when the host has no IPv6 loopback.
+#[test]
+fn ipv6_loopback() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("skipped: no IPv6 loopback here");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("dat-perf-v6-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let conf = dir.join("dat.conf");
+    std::fs::write(
+        &conf,
+        "lo6 u1.2 nonthreadsafe default builtin udapl.1.2 \"family=inet6\" \"\"\n",
+    )
+    .expect("write dat.conf");
+    let conf = conf.to_str().expect("utf-8 path");
+    let env = [("DAT_OVERRIDE", conf)];
+    for (qual, test, mode) in [("21190", "send", "--lat"), ("21191", "write", "--bw")] {
+        let mut s = Proc::spawn(&["-D", "lo6", "-p", qual, "--timeout", "10"], &env);
+        s.wait_line("waiting for a client", Duration::from_secs(10));
+        let c = Proc::spawn(
+            &[
+                "-D",
+                "lo6",
+                "-p",
+                qual,
+                "-t",
+                test,
+                mode,
+                "-s",
+                "4K",
+                "-n",
+                "50",
+                "-c",
+                "--baseline",
+                "tcp",
+                "--json",
+                "::1",
+            ],
+            &env,
+        )
+        .finish(DEADLINE);
+        let s = s.finish(DEADLINE);
+        assert!(c.status.success(), "{test} {mode}: {}", c.stderr);
+        assert!(s.status.success(), "server: {}", s.stderr);
+        assert!(
+            s.stdout.contains("(::1)"),
+            "server not on ::1: {}",
+            s.stdout
+        );
+        let v = json(&c);
+        let r = &v["results"][0];
+        assert_eq!(r["size"].as_u64(), Some(4096), "{v}");
+        assert_eq!(v["check"], true, "{v}");
+        assert!(f(r, "t_median_us") > 0.0, "{v}");
+        assert!(f(&r["baseline"], "mb_per_s") > 0.0, "{v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
