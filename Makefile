@@ -197,10 +197,19 @@ $(EX_OUT)/%: examples/%.c $(wildcard examples/*/*.h) include/dat/udat.h $(LIBOUT
 
 $(EXT_BIN): $(EX_BIN)
 
-demo: lib
+# The demo: local objects (dat_demo), then two processes moving data over
+# loopback with RDMA Write and Read (examples/rdma_pingpong).
+DEMO_QUAL ?= 4797
+demo: lib $(EX_BIN)
 	@mkdir -p $(BUILD)/demo
 	$(CC) $(CSTD) $(CWARN) -Iinclude -o $(BUILD)/demo/dat_demo examples/dat_demo.c $(LDFLAGS_T)
 	$(BUILD)/demo/dat_demo
+	@echo
+	@echo "== two processes over loopback (examples/rdma_pingpong, qualifier $(DEMO_QUAL))"
+	@$(EX_OUT)/rdma_pingpong/server -q $(DEMO_QUAL) -t 20 & srv=$$!; \
+	  sleep 0.5; \
+	  $(EX_OUT)/rdma_pingpong/client -q $(DEMO_QUAL) 127.0.0.1; rc=$$?; \
+	  wait $$srv || rc=1; exit $$rc
 
 # The tools find libdat.so.1 through their run path $ORIGIN/../lib: in the
 # build tree build/bin/../lib, installed PREFIX/bin/../lib (set
