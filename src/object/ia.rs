@@ -200,42 +200,21 @@ pub struct Ia {
 /// The provider-specific attributes an IA reports: what a user checks when
 /// two IAs behave differently (`dat-info -v` prints them).
 fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CString)> {
-    let o = &d.options;
-    let on = |b: bool| if b { "on" } else { "off" }.to_string();
-    let v = [
-        (
-            "transport",
-            match d.transport {
-                transport::TransportKind::Tcp => "iwarp-tcp",
-                transport::TransportKind::Shm => "shm",
-                transport::TransportKind::Verbs => "verbs",
-            }
-            .to_string(),
-        ),
+    let transport = match d.transport {
+        transport::TransportKind::Tcp => "iwarp-tcp",
+        transport::TransportKind::Shm => "shm",
+        transport::TransportKind::Verbs => "verbs",
+    };
+    let head = [
+        ("transport", transport.to_string()),
         (
             "netdev",
             d.netdev.clone().unwrap_or_else(|| "loopback".to_string()),
         ),
         ("address", address.ip().to_string()),
-        ("crc", on(o.crc)),
-        (
-            "ack",
-            if o.local_completion { "local" } else { "read" }.to_string(),
-        ),
-        ("fpdu", if o.fpdu_mss { "mss" } else { "max" }.to_string()),
-        ("rnr_timeout", o.rnr_timeout.as_millis().to_string()),
-        (
-            "keepalive",
-            format!(
-                "{},{},{}",
-                o.keepalive_idle.as_secs(),
-                o.keepalive_interval.as_secs(),
-                o.keepalive_count
-            ),
-        ),
-        ("user_timeout", o.user_timeout.as_millis().to_string()),
     ];
-    v.into_iter()
+    head.into_iter()
+        .chain(d.options.conf_values())
         .filter_map(|(n, val)| Some((CString::new(n).ok()?, CString::new(val).ok()?)))
         .collect()
 }

@@ -146,6 +146,15 @@ impl TransportKind {
         }
     }
 
+    /// As spelled in dat.conf (`transport=`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Tcp => "tcp",
+            TransportKind::Shm => "shm",
+            TransportKind::Verbs => "verbs",
+        }
+    }
+
     /// The capabilities of this transport's devices.
     pub fn capabilities(self) -> &'static Capabilities {
         // Every transport of this build is a software one; the verbs
@@ -170,6 +179,14 @@ impl AddressFamily {
             "inet" => Some(AddressFamily::Inet),
             "inet6" => Some(AddressFamily::Inet6),
             _ => None,
+        }
+    }
+
+    /// As spelled in dat.conf (`family=`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AddressFamily::Inet => "inet",
+            AddressFamily::Inet6 => "inet6",
         }
     }
 }

@@ -26,6 +26,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use udapl::registry::{self, conf as lib_conf};
+use udapl::transport::DeviceConfig;
 
 /// `DAT_NAME_MAX_LENGTH`: an IA name must be shorter.
 const NAME_MAX: usize = 256;
@@ -370,12 +372,10 @@ fn provider_version(f: &[u8]) -> Result<(), String> {
     }
 }
 
-/// True when field 5 selects this project's built-in provider: the word
-/// `builtin`, or a file named `libdat.so.1` / `libdat.so` in any directory.
-pub fn is_builtin_library(library: &str) -> bool {
-    let base = library.rsplit('/').next().unwrap_or(library);
-    library == "builtin" || base == "libdat.so.1" || base == "libdat.so"
-}
+/// True when field 5 selects this project's built-in provider: the
+/// library's own test (the word `builtin`, or a file named `libdat.so.1` /
+/// `libdat.so` in any directory).
+pub use udapl::registry::conf::is_builtin_library;
 
 /// The configuration of a built-in IA, as `docs/configuration.md` reads its
 /// instance data; values spelled as in dat.conf.
@@ -405,123 +405,43 @@ pub struct BuiltinOptions {
     pub ignored: Vec<String>,
 }
 
-impl Default for BuiltinOptions {
-    fn default() -> Self {
-        BuiltinOptions {
-            transport: "tcp".into(),
-            netdev: None,
-            family: None,
-            port: 1,
-            crc: "off".into(),
-            ack: "read".into(),
-            fpdu: "max".into(),
-            rnr_timeout: 2000,
-            keepalive: "10,2,5".into(),
-            user_timeout: 20_000,
-            ignored: Vec::new(),
-        }
-    }
-}
-
-/// Digits only, within `lo..=hi`.
-fn ranged(s: &str, lo: u64, hi: u64) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok().filter(|v| (lo..=hi).contains(v))
-}
-
 impl BuiltinOptions {
-    /// The options of the built-in IA a dat.conf line describes: its
-    /// instance data, blank-separated `key=value` tokens (a later one wins)
-    /// or OFED-style bare words (interface, then port).
+    /// The options of the built-in IA a dat.conf line describes, read by
+    /// the library's own parser of instance data (blank-separated
+    /// `key=value` tokens, a later one wins, or OFED-style bare words:
+    /// interface, then port), so what the tools show is what the built-in
+    /// provider does.
     pub fn from_instance_data(data: &str) -> BuiltinOptions {
-        let mut o = BuiltinOptions::default();
-        let mut port_given = false;
-        for tok in data.split_ascii_whitespace() {
-            let ok = match tok.split_once('=') {
-                Some(("transport", v)) if ["tcp", "shm", "verbs"].contains(&v) => {
-                    o.transport = v.into();
-                    true
-                }
-                Some(("netdev" | "if", v)) if !v.is_empty() => {
-                    o.netdev = Some(v.into());
-                    true
-                }
-                Some(("family", v)) if v == "inet" || v == "inet6" => {
-                    o.family = Some(v.into());
-                    true
-                }
-                Some(("port", v)) => o.set_port(v, &mut port_given),
-                Some(("crc", v)) if v == "on" || v == "off" => {
-                    o.crc = v.into();
-                    true
-                }
-                Some(("ack", v)) if v == "read" || v == "local" => {
-                    o.ack = v.into();
-                    true
-                }
-                Some(("fpdu", v)) if v == "max" || v == "mss" => {
-                    o.fpdu = v.into();
-                    true
-                }
-                Some(("rnr_timeout", v)) => ranged(v, 0, u64::MAX)
-                    .map(|ms| o.rnr_timeout = ms)
-                    .is_some(),
-                Some(("user_timeout", v)) => ranged(v, 1, i32::MAX as u64)
-                    .map(|ms| o.user_timeout = ms)
-                    .is_some(),
-                Some(("keepalive", v)) => {
-                    let p: Vec<&str> = v.split(',').collect();
-                    match p.as_slice() {
-                        [idle, intvl, count] => match (
-                            ranged(idle, 1, 32_767),
-                            ranged(intvl, 1, 32_767),
-                            ranged(count, 1, 127),
-                        ) {
-                            (Some(a), Some(b), Some(c)) => {
-                                o.keepalive = format!("{a},{b},{c}");
-                                true
-                            }
-                            _ => false,
-                        },
-                        _ => false,
-                    }
-                }
-                Some(_) => false,
-                // OFED style: the first bare word is the interface (unless
-                // one is named already), a bare word after it the port.
-                None if o.netdev.is_none() => {
-                    o.netdev = Some(tok.into());
-                    true
-                }
-                None if !port_given => o.set_port(tok, &mut port_given),
-                None => false,
-            };
-            if !ok {
-                o.ignored.push(tok.into());
-            }
-        }
-        o
-    }
-
-    fn set_port(&mut self, v: &str, given: &mut bool) -> bool {
-        match v.parse() {
-            Ok(p) => {
-                self.port = p;
-                *given = true;
-                true
-            }
-            Err(_) => false,
+        let params = lib_conf::parse_builtin_params(data);
+        BuiltinOptions {
+            ignored: params.unknown.clone(),
+            ..BuiltinOptions::of(&registry::builtin_device(&params))
         }
     }
 
     /// The options of a built-in IA with no dat.conf line: `tcp0` is TCP on
     /// loopback, any other name the network interface of that name.
     pub fn automatic(ia_name: &str) -> BuiltinOptions {
+        let mut device = registry::builtin_device(&lib_conf::BuiltinParams::default());
+        device.netdev = (ia_name != registry::BUILTIN_IA_NAME).then(|| ia_name.to_string());
+        BuiltinOptions::of(&device)
+    }
+
+    /// A device configuration in dat.conf spelling.
+    fn of(d: &DeviceConfig) -> BuiltinOptions {
+        let [(_, crc), (_, ack), (_, fpdu), _, (_, keepalive), _] = d.options.conf_values();
         BuiltinOptions {
-            netdev: (ia_name != "tcp0").then(|| ia_name.to_string()),
-            ..BuiltinOptions::default()
+            transport: d.transport.name().to_string(),
+            netdev: d.netdev.clone(),
+            family: d.family.map(|f| f.name().to_string()),
+            port: d.port,
+            crc,
+            ack,
+            fpdu,
+            rnr_timeout: d.options.rnr_timeout.as_millis() as u64,
+            keepalive,
+            user_timeout: d.options.user_timeout.as_millis() as u64,
+            ignored: Vec::new(),
         }
     }
 

@@ -1,7 +1,10 @@
 //! What dat-info and dat-perf share: the DAT 1.2 C types (the very
 //! definitions `include/dat/udat.h` is generated from) and the entry points
-//! of a libdat.so.1 loaded at run time. Nothing of the library's
-//! implementation is linked in: the tools work against any libdat.so.1.
+//! of a libdat.so.1 loaded at run time. Every DAT call goes through that
+//! library's C ABI, so the tools work against any libdat.so.1; the one
+//! piece of this project's library they link is its reading of the
+//! built-in provider's instance data (`conf::BuiltinOptions`), so that
+//! dat-info shows the options the built-in provider really takes.
 
 #[path = "../../ffi/src/types.rs"]
 pub mod abi;

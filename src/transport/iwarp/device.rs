@@ -98,6 +98,31 @@ pub struct DeviceOptions {
     pub user_timeout: Duration,
 }
 
+impl DeviceOptions {
+    /// The options as dat.conf instance data spells them, in this order:
+    /// `crc`, `ack`, `fpdu`, `rnr_timeout` (ms), `keepalive`
+    /// (`idle_s,interval_s,count`), `user_timeout` (ms).
+    pub fn conf_values(&self) -> [(&'static str, String); 6] {
+        let pick = |b: bool, yes: &str, no: &str| if b { yes } else { no }.to_string();
+        [
+            ("crc", pick(self.crc, "on", "off")),
+            ("ack", pick(self.local_completion, "local", "read")),
+            ("fpdu", pick(self.fpdu_mss, "mss", "max")),
+            ("rnr_timeout", self.rnr_timeout.as_millis().to_string()),
+            (
+                "keepalive",
+                format!(
+                    "{},{},{}",
+                    self.keepalive_idle.as_secs(),
+                    self.keepalive_interval.as_secs(),
+                    self.keepalive_count
+                ),
+            ),
+            ("user_timeout", self.user_timeout.as_millis().to_string()),
+        ]
+    }
+}
+
 impl Default for DeviceOptions {
     fn default() -> Self {
         DeviceOptions {
