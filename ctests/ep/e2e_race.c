@@ -491,34 +491,32 @@ static int disconnect_race(struct pair *p, const struct mr *m, int peer)
     return 0;
 }
 
-/* A thread waits on the receive EVD; the EP is disconnected abruptly. */
-TEST(RACE_ep_disconnect_abrupt_during_recv_wait)
+/* Both sides of a disconnect race: `peer` 0, the client's EP disconnects
+ * abruptly; 1, the server's does. */
+static void disconnect_race_case(int peer)
 {
     struct pair p;
     struct mr m;
     REQUIRE(dpair_start(&p) == 0);
     PREQUIRE(&p, mr_make(p.ia, p.pz, NRECV * MSG, LRW, &m) == DAT_SUCCESS);
     if (p.server)
-        PREQUIRE(&p, srv_iterations(&p, ITER, 0) == 0);
-    else if (disconnect_race(&p, &m, 0) != 0)
+        PREQUIRE(&p, srv_iterations(&p, ITER, peer) == 0);
+    else if (disconnect_race(&p, &m, peer) != 0)
         return;
     pair_close(&p, &m, 1, NULL, 0);
     pair_finish(&p);
 }
 
+/* A thread waits on the receive EVD; the EP is disconnected abruptly. */
+TEST(RACE_ep_disconnect_abrupt_during_recv_wait)
+{
+    disconnect_race_case(0);
+}
+
 /* A thread waits on the receive EVD; the peer disconnects abruptly. */
 TEST(RACE_peer_disconnect_during_recv_wait)
 {
-    struct pair p;
-    struct mr m;
-    REQUIRE(dpair_start(&p) == 0);
-    PREQUIRE(&p, mr_make(p.ia, p.pz, NRECV * MSG, LRW, &m) == DAT_SUCCESS);
-    if (p.server)
-        PREQUIRE(&p, srv_iterations(&p, ITER, 1) == 0);
-    else if (disconnect_race(&p, &m, 1) != 0)
-        return;
-    pair_close(&p, &m, 1, NULL, 0);
-    pair_finish(&p);
+    disconnect_race_case(1);
 }
 
 /*

@@ -70,50 +70,44 @@ impl Link {
     }
 
     pub fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), Error> {
-        let deadline = Instant::now() + self.timeout;
-        let mut at = 0;
-        let mut spins = 0u32;
-        while at < buf.len() {
-            match self.s.read(&mut buf[at..]) {
-                Ok(0) => return Err(lost()),
-                Ok(n) => at += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock && self.spin => {
-                    spins = spins.wrapping_add(1);
-                    if spins % 1024 == 0 && Instant::now() > deadline {
-                        return Err(self.timed_out("data"));
-                    }
-                    std::hint::spin_loop();
-                }
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    return Err(self.timed_out("data"))
-                }
-                Err(e) => return Err(io_error("read", e)),
-            }
-        }
-        Ok(())
+        let len = buf.len();
+        self.all(len, "read", "data", |s, at| s.read(&mut buf[at..]))
     }
 
     pub fn write_all(&mut self, buf: &[u8]) -> Result<(), Error> {
+        self.all(buf.len(), "write", "room to write", |s, at| {
+            s.write(&buf[at..])
+        })
+    }
+
+    /// Moves `len` bytes with `step` (given the socket and the bytes done
+    /// so far), spinning or blocking as the link does, within the timeout.
+    fn all(
+        &mut self,
+        len: usize,
+        op: &str,
+        waiting_for: &str,
+        mut step: impl FnMut(&mut TcpStream, usize) -> std::io::Result<usize>,
+    ) -> Result<(), Error> {
         let deadline = Instant::now() + self.timeout;
         let mut at = 0;
         let mut spins = 0u32;
-        while at < buf.len() {
-            match self.s.write(&buf[at..]) {
+        while at < len {
+            match step(&mut self.s, at) {
                 Ok(0) => return Err(lost()),
                 Ok(n) => at += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock && self.spin => {
                     spins = spins.wrapping_add(1);
                     if spins % 1024 == 0 && Instant::now() > deadline {
-                        return Err(self.timed_out("room to write"));
+                        return Err(self.timed_out(waiting_for));
                     }
                     std::hint::spin_loop();
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    return Err(self.timed_out("room to write"))
+                    return Err(self.timed_out(waiting_for))
                 }
-                Err(e) => return Err(io_error("write", e)),
+                Err(e) => return Err(io_error(op, e)),
             }
         }
         Ok(())
