@@ -222,15 +222,6 @@ fn pattern(n: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-const NO_WC: Wc = Wc {
-    wr_id: 0,
-    status: WcStatus::Fatal,
-    op: WcOp::Send,
-    byte_len: 0,
-    qp: 0,
-    solicited: false,
-};
-
 /// Waiting style of the current run: busy-polling, or sleeping (ours on
 /// the CQ's wait descriptor after arming it, raw TCP in blocking reads).
 static BLOCKING: AtomicBool = AtomicBool::new(false);
@@ -252,7 +243,7 @@ impl Poller {
     fn new(cq: &Arc<dyn CompletionQueue>) -> Poller {
         Poller {
             cq: cq.clone(),
-            buf: [NO_WC; 32],
+            buf: [Wc::BLANK; 32],
             at: 0,
             n: 0,
         }
@@ -631,7 +622,7 @@ fn qp_lockstep(d: &Devs, len: usize, n: usize, idle: bool) -> R<()> {
         let end = Instant::now() + Duration::from_millis(100);
         while Instant::now() < end {
             let _ = p.try_next()?;
-            cb.poll(&mut [NO_WC; 4]);
+            cb.poll(&mut [Wc::BLANK; 4]);
         }
         let t0 = Instant::now();
         lockstep_empty(&ca, n)?;
@@ -648,7 +639,7 @@ fn qp_lockstep(d: &Devs, len: usize, n: usize, idle: bool) -> R<()> {
 /// `--toggle-collect=qp_bench::lockstep_empty`).
 #[inline(never)]
 fn lockstep_empty(cq: &Arc<dyn CompletionQueue>, n: usize) -> R<()> {
-    let mut buf = [NO_WC; 32];
+    let mut buf = [Wc::BLANK; 32];
     for _ in 0..n {
         if cq.poll(&mut buf) != 0 {
             return Err("lockstep: a completion on an idle CQ".into());
@@ -920,8 +911,8 @@ fn qp_conn_rate(d: &Devs, count: usize) -> R<f64> {
         })?;
         d.ra.take(Some(qa.num()), |_| true)?;
         // Flushed or late send completions of this connection: not counted.
-        while ca.poll(&mut [NO_WC; 8]) > 0 {}
-        while cb.poll(&mut [NO_WC; 8]) > 0 {}
+        while ca.poll(&mut [Wc::BLANK; 8]) > 0 {}
+        while cb.poll(&mut [Wc::BLANK; 8]) > 0 {}
         pa = Poller::new(&ca);
         pb = Poller::new(&cb);
     }

@@ -1403,7 +1403,7 @@ impl Ep {
         }
         let sink = lock_anyway(&self.inner).sink.clone();
         if let Some(cq) = sink {
-            let mut wcs = [crate::object::evd::NO_WC; 16];
+            let mut wcs = [Wc::BLANK; 16];
             loop {
                 let n = cq.poll(&mut wcs);
                 for wc in &wcs[..n] {

@@ -23,7 +23,7 @@ use crate::object::{
     EVD_RMR_BIND_FLAG,
 };
 use crate::transport::verbs::Device;
-use crate::transport::verbs::{CompletionQueue, QpNum, Wc, WcOp, WcStatus};
+use crate::transport::verbs::{CompletionQueue, QpNum, Wc, WcOp};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
 /// `DAT_EVD_SOFTWARE_FLAG`.
@@ -95,16 +95,6 @@ struct Stream {
     recv_depth: u32,
     request_depth: u32,
 }
-
-/// A blank completion (initialises poll buffers).
-pub(crate) const NO_WC: Wc = Wc {
-    wr_id: 0,
-    status: WcStatus::Success,
-    op: WcOp::Send,
-    byte_len: 0,
-    qp: 0,
-    solicited: false,
-};
 
 /// A stream that only allows waits with threshold 1 (§3.5).
 fn threshold_one(recv: bool, flags: u32) -> bool {
@@ -582,7 +572,7 @@ impl Evd {
         mut room: Option<usize>,
         last: impl FnOnce(&mut Queue) -> T,
     ) -> Option<T> {
-        let mut wcs = [NO_WC; 16];
+        let mut wcs = [Wc::BLANK; 16];
         loop {
             let room = match room.take() {
                 Some(r) => r.min(wcs.len()),

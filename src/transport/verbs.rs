@@ -217,6 +217,19 @@ pub struct Wc {
     pub solicited: bool,
 }
 
+impl Wc {
+    /// A blank completion, to initialise poll buffers (what a poll fills
+    /// in replaces it; its status says nothing completed).
+    pub const BLANK: Wc = Wc {
+        wr_id: 0,
+        status: WcStatus::Fatal,
+        op: WcOp::Send,
+        byte_len: 0,
+        qp: 0,
+        solicited: false,
+    };
+}
+
 /// A completion queue: polled, never blocking.
 pub trait CompletionQueue: Send + Sync {
     /// Drives the engine of the queue pairs feeding this queue (reads

@@ -231,14 +231,7 @@ pub fn settle(devs: &[&Arc<IwarpDevice>], what: &str) {
 
 /// One completion, if the queue has one (polling drives its engines).
 pub fn poll_one(cq: &Arc<dyn CompletionQueue>) -> Option<Wc> {
-    let mut out = [Wc {
-        wr_id: 0,
-        status: WcStatus::Fatal,
-        op: WcOp::Send,
-        byte_len: 0,
-        qp: 0,
-        solicited: false,
-    }];
+    let mut out = [Wc::BLANK];
     (cq.poll(&mut out) == 1).then_some(out[0])
 }
 

@@ -2951,17 +2951,8 @@ mod tests {
         }
     }
 
-    const NO_WC_T: Wc = Wc {
-        wr_id: 0,
-        status: WcStatus::Fatal,
-        op: WcOp::Send,
-        byte_len: 0,
-        qp: 0,
-        solicited: false,
-    };
-
     fn wait_wc(devs: &[&Arc<IwarpDevice>], cq: &Arc<dyn CompletionQueue>) -> Wc {
-        let mut out = [NO_WC_T];
+        let mut out = [Wc::BLANK];
         spin(devs, || cq.poll(&mut out) == 1);
         out[0]
     }
@@ -3631,7 +3622,7 @@ mod tests {
         .expect("send");
         // B polls (its acknowledgement may wait for its next step), sees
         // the receive, and resets the connection at once.
-        let mut out = [NO_WC_T; 1];
+        let mut out = [Wc::BLANK; 1];
         let end = Instant::now() + DEADLINE;
         while b.cq.poll(&mut out) == 0 {
             assert!(Instant::now() < end, "deadline");
