@@ -182,29 +182,22 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
         } else {
             size_text(size)
         };
-        progress.start(&label, total);
-        let ours = {
+        // One size over one transport, with its progress line.
+        let mut run = |transport: Transport, label: &str| {
+            progress.start(label, total);
             let pr = &progress;
             let target = engine::Target {
-                transport: Transport::Dat,
-                server: to,
-                qual,
-                tcp: tcp_to,
-            };
-            sess.run_size(size, &target, &mut |n| pr.set(n))?
-        };
-        let ours = ours.figures(size, p.test == Test::Conn);
-        let baseline = if p.baseline {
-            progress.start(&format!("{label} (tcp)"), total);
-            let pr = &progress;
-            let target = engine::Target {
-                transport: Transport::Tcp,
+                transport,
                 server: to,
                 qual,
                 tcp: tcp_to,
             };
             let s = sess.run_size(size, &target, &mut |n| pr.set(n))?;
-            let f = s.figures(size, p.test == Test::Conn);
+            Ok::<_, Error>(s.figures(size, p.test == Test::Conn))
+        };
+        let ours = run(Transport::Dat, &label)?;
+        let baseline = if p.baseline {
+            let f = run(Transport::Tcp, &format!("{label} (tcp)"))?;
             Some(Baseline {
                 ratio: output::ratio(&p, &ours, &f),
                 figures: f,
