@@ -127,6 +127,69 @@ TEST(E2E_SMOKE_send_write_read)
     pair_finish(&p);
 }
 
+/*
+ * CNW-01 with a DTO EVD: a receive completes while the client is busy
+ * elsewhere (the progress thread places it; the CQ's notification triggers
+ * the CNO with nobody waiting). The completion is still in the CQ, not yet
+ * an event: dat_cno_wait must count it as pending and return DAT_SUCCESS
+ * with the EVD, not sleep until its timeout (DAT_QUEUE_EMPTY).
+ */
+TEST(CNW_01_dto_completion_not_yet_dequeued_is_pending)
+{
+    DAT_EP_ATTR attr = rdma_attr();
+    struct pair p;
+    REQUIRE(pair_start(&p) == 0);
+    static unsigned char msg[64];
+    DAT_LMR_CONTEXT mctx;
+    DAT_RMR_CONTEXT mrctx;
+    DAT_LMR_HANDLE mlmr = mk_lmr(&p, msg, sizeof(msg), &mctx, &mrctx);
+    REQUIRE(mlmr != DAT_HANDLE_NULL);
+    DAT_EVENT ev;
+    DAT_LMR_TRIPLET mt = {mctx, 0, (DAT_VADDR)(uintptr_t)msg, sizeof(msg)};
+    DAT_DTO_COOKIE ck;
+    char tag;
+    if (p.server) {
+        REQUIRE(pair_connect(&p, &attr) == 0);
+        REQUIRE(pair_hear(&p, &tag, 1) == 0);
+        memset(msg, 0x5a, sizeof(msg));
+        ck.as_64 = 7;
+        CHECK_OK(dat_ep_post_send(p.ep, 1, &mt, ck, DAT_COMPLETION_DEFAULT_FLAG));
+        /* Completed: the client's side has placed it (acknowledged). */
+        REQUIRE(pair_wait(p.req_evd, &ev) == DAT_SUCCESS);
+        CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        REQUIRE(pair_tell(&p, "d", 1) == 0);
+        REQUIRE(pair_wait(p.conn_evd, &ev) == DAT_SUCCESS);
+        CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED);
+    } else {
+        DAT_CNO_HANDLE cno;
+        ck.as_64 = 8;
+        CHECK_OK(dat_ep_create(p.ia, p.pz, p.recv_evd, p.req_evd, p.conn_evd, &attr, &p.ep));
+        CHECK_OK(dat_ep_post_recv(p.ep, 1, &mt, ck, DAT_COMPLETION_DEFAULT_FLAG));
+        CHECK_OK(dat_ep_connect(p.ep, (DAT_IA_ADDRESS_PTR)&p.server_addr, p.qual, PAIR_WAIT_US,
+                                0, NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+        REQUIRE(pair_wait(p.conn_evd, &ev) == DAT_SUCCESS);
+        REQUIRE(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED);
+        REQUIRE(dat_cno_create(p.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno) == DAT_SUCCESS);
+        CHECK_OK(dat_evd_modify_cno(p.recv_evd, cno));
+        REQUIRE(pair_tell(&p, "s", 1) == 0);
+        REQUIRE(pair_hear(&p, &tag, 1) == 0);
+        ctest_sleep_ms(20);
+        DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
+        CHECK_RET(dat_cno_wait(cno, 2000000, &e), DAT_SUCCESS);
+        CHECK(e == p.recv_evd);
+        CHECK_OK(dat_evd_dequeue(p.recv_evd, &ev));
+        CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 == 8);
+        CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        CHECK(msg[0] == 0x5a && msg[sizeof(msg) - 1] == 0x5a);
+        CHECK_OK(dat_evd_modify_cno(p.recv_evd, DAT_HANDLE_NULL));
+        CHECK_OK(dat_cno_free(cno));
+        CHECK_OK(dat_ep_disconnect(p.ep, DAT_CLOSE_GRACEFUL_FLAG));
+        REQUIRE(pair_wait(p.conn_evd, &ev) == DAT_SUCCESS);
+        CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED);
+    }
+    pair_finish(&p);
+}
+
 int main(int argc, char **argv)
 {
     return ctest_main(argc, argv);

@@ -186,10 +186,17 @@ impl Cno {
             st.waiters += 1;
             (st.seq, st.evds.clone())
         };
+        // Completions still in an EVD's CQ count too: one that arrived
+        // before `start` was read triggered the CNO then, and nothing will
+        // trigger it again for that completion (the lost wake-up a waiter
+        // that dequeued just before would otherwise sleep through).
         let pending = evds
             .iter()
             .filter_map(Weak::upgrade)
-            .find(|e| e.has_notifiable_event())
+            .find(|e| {
+                e.fill();
+                e.has_notifiable_event()
+            })
             .map(|e| e.handle);
         let outcome = if let Some(h) = pending {
             CnoWake::Evd(h)
