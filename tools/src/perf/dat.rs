@@ -921,7 +921,9 @@ impl Waiter<'_> {
             // SAFETY: our CNO; an out-pointer to a local.
             let rc = unsafe { (d().dat_cno_wait)(cno.h, timeout_us(left.min(SLICE)), &mut evd) };
             if rc != DAT_SUCCESS {
-                if type_of(rc) != DAT_TIMEOUT_EXPIRED {
+                // DAT 1.2 reports a CNO wait that timed out as
+                // DAT_QUEUE_EMPTY (some libraries say DAT_TIMEOUT_EXPIRED).
+                if !matches!(type_of(rc), DAT_QUEUE_EMPTY | DAT_TIMEOUT_EXPIRED) {
                     return Err(dat_error("dat_cno_wait", rc));
                 }
                 self.check_conn()?;
