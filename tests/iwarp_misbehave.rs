@@ -14,7 +14,8 @@
 //!   the violation, naming the offending segment, then the connection
 //!   closes; or, for setup frames, a clean refusal (close, or a Reply with
 //!   R for markers);
-//! - on the target side the queue pair reports `CmEvent::Broken` and its
+//! - on the target side the queue pair reports `CmEvent::Broken` (a peer
+//!   that merely closes, even inside an FPDU, `Disconnected`) and its
 //!   outstanding work completes `Flushed`;
 //! - memory is safe: registered test memory sits between `PROT_NONE` guard
 //!   pages and is filled with canary bytes, and afterwards every byte
@@ -156,11 +157,13 @@ impl Target {
     /// Asserts the queue pair broke, and that exactly `flushed` (wr_id, op)
     /// complete, all `Flushed`, in that order.
     fn assert_broken_and_flushed(&self, q: &Side, flushed: &[(u64, WcOp)]) {
-        assert_eq!(
-            self.wait_event(&q.rec),
-            Got::Broken,
-            "the queue pair breaks"
-        );
+        self.assert_ended_and_flushed(q, Got::Broken, flushed);
+    }
+
+    /// Asserts the connection ended with `how` (its one event), and that
+    /// exactly `flushed` (wr_id, op) complete, all `Flushed`, in that order.
+    fn assert_ended_and_flushed(&self, q: &Side, how: Got, flushed: &[(u64, WcOp)]) {
+        assert_eq!(self.wait_event(&q.rec), how, "how the connection ends");
         for &(id, op) in flushed {
             let w = self.wait_wc(q);
             assert_eq!((w.wr_id, w.op, w.status), (id, op, WcStatus::Flushed));
@@ -736,19 +739,21 @@ fn read_request_on_the_send_queue_is_refused_invalid_qn() {
 
 // ───────────────────────── truncated and oversized frames ─────────────────────────
 
-/// The peer sends `bytes` (an FPDU cut short) and closes its side: the
-/// queue pair breaks (not an orderly disconnect), its receive is flushed,
-/// no Terminate is owed (the stream is gone) and the connection closes.
+/// The peer sends `bytes` (an FPDU cut short) and closes its side (as a
+/// peer whose process ends in the middle of a write does): the peer
+/// disconnected (rulings: teardown events; rdma_cm reports an iWARP close
+/// the same way), its receive is flushed, no Terminate is owed (the stream
+/// is gone) and the connection closes.
 fn cut_short(s: &mut Stage, bytes: &[u8]) {
     s.p.send_raw(bytes);
     s.p.shutdown_write();
     let t = &s.t;
     s.p.expect_closed(&mut || t.pump());
-    s.t.assert_broken_and_flushed(&s.q, &[(1, WcOp::Recv)]);
+    s.t.assert_ended_and_flushed(&s.q, Got::Disconnected, &[(1, WcOp::Recv)]);
 }
 
 #[test]
-fn peer_closing_inside_a_header_breaks_the_connection() {
+fn peer_closing_inside_a_header_disconnects() {
     let mut s = Stage::new();
     let f = peer::fpdu(&ulpdu(&send(true, 1, 0), b"cut"), false);
     cut_short(&mut s, &f[..9]);
@@ -757,7 +762,7 @@ fn peer_closing_inside_a_header_breaks_the_connection() {
 }
 
 #[test]
-fn peer_closing_inside_a_write_payload_breaks_the_connection() {
+fn peer_closing_inside_a_write_payload_disconnects() {
     let mut s = Stage::new();
     let data = pattern(1000, 7);
     let to = s.g.addr(REG);
@@ -772,7 +777,7 @@ fn peer_closing_inside_a_write_payload_breaks_the_connection() {
 }
 
 #[test]
-fn peer_closing_inside_a_send_payload_breaks_the_connection() {
+fn peer_closing_inside_a_send_payload_disconnects() {
     let mut s = Stage::new();
     let f = peer::fpdu(&ulpdu(&send(true, 1, 0), &pattern(60, 2)), false);
     cut_short(&mut s, &f[..2 + 18 + 10]);
@@ -781,7 +786,7 @@ fn peer_closing_inside_a_send_payload_breaks_the_connection() {
 }
 
 #[test]
-fn peer_closing_before_the_crc_breaks_the_connection() {
+fn peer_closing_before_the_crc_disconnects() {
     let mut s = Stage::new();
     let f = peer::fpdu(&ulpdu(&send(true, 1, 0), b"no crc"), false);
     cut_short(&mut s, &f[..f.len() - 2]);

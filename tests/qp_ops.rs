@@ -1554,7 +1554,7 @@ fn all_threads_stopped(pid: u32) -> bool {
 }
 
 #[test]
-fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_broken() {
+fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_disconnected() {
     const WRITES: u64 = 24;
     let mut child = ChildGuard(
         Command::new(std::env::current_exe().expect("test binary"))
@@ -1667,7 +1667,8 @@ fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_b
     assert_eq!(a.rec.take(), Vec::<Got>::new(), "no event before the kill");
     child.0.kill().expect("kill -9");
     let t = Instant::now();
-    spin(&devs, "every request and the Broken event", || {
+    // A peer process that dies disconnects (rulings: teardown events).
+    spin(&devs, "every request and the Disconnected event", || {
         drain(&mut seen);
         seen.len() >= posted.len() && !a.rec.is_empty()
     });
@@ -1676,7 +1677,7 @@ fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_b
     assert_eq!(status.signal(), Some(libc::SIGKILL));
     // A little longer: nothing completes twice, no second event.
     drive_for(&devs, Duration::from_millis(100), || drain(&mut seen));
-    assert_eq!(a.rec.take(), vec![Got::Broken], "after {took:?}");
+    assert_eq!(a.rec.take(), vec![Got::Disconnected], "after {took:?}");
     assert_eq!(seen.len(), posted.len(), "each request completes once");
     for (k, w) in seen.iter().enumerate() {
         let (id, op) = posted[k];
@@ -1707,11 +1708,12 @@ fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_b
 }
 
 #[test]
-fn peer_stream_ending_inside_an_fpdu_is_broken_not_disconnected() {
+fn peer_stream_ending_inside_an_fpdu_is_a_disconnect() {
     // A raw TCP peer plays the initiator: an MPA Request (revision 2, IRD
     // and ORD 1, no RTR), then half an FPDU and an orderly FIN, as a peer
     // process that dies while its engine is part-way through writing an
-    // FPDU would leave the stream.
+    // FPDU would leave the stream: the peer disconnected (rulings:
+    // teardown events; rdma_cm reports any iWARP close so).
     let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
     let lrec = Arc::new(Rec::default());
     let l = db.listen(0, lrec.clone()).expect("listen");
@@ -1741,7 +1743,7 @@ fn peer_stream_ending_inside_an_fpdu_is_broken_not_disconnected() {
     fpdu.extend_from_slice(&[0x77; 50]);
     raw.write_all(&fpdu).expect("half an FPDU");
     raw.shutdown(std::net::Shutdown::Write).expect("FIN");
-    assert_eq!(wait_ev(&devs, &b.rec, "end of stream"), Got::Broken);
+    assert_eq!(wait_ev(&devs, &b.rec, "end of stream"), Got::Disconnected);
     assert_eq!(
         wait_wc(&devs, &b.rcq, "receive flushed"),
         wc(1, Flushed, WcOp::Recv, 0, b.num())

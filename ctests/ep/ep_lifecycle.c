@@ -136,6 +136,22 @@ TEST(EPC_03_null_attr_defaults)
     CHECK(p.ep_attr.max_recv_iov >= 1);
     CHECK(p.ep_attr.max_request_iov <= f.ia_attr.max_iov_segments_per_dto);
     CHECK(p.ep_attr.max_recv_iov <= f.ia_attr.max_iov_segments_per_dto);
+    /* rulings "EPC-03 defaults": the reference provider's defaults, so an
+     * EP made without attributes can do every DTO, RDMA Read included. */
+    CHECK(p.ep_attr.max_message_size == f.ia_attr.max_message_size);
+    CHECK(p.ep_attr.max_rdma_size == f.ia_attr.max_rdma_size);
+    CHECK(p.ep_attr.max_rdma_read_in == 4 ||
+          (p.ep_attr.max_rdma_read_in == f.ia_attr.max_rdma_read_per_ep_in &&
+           f.ia_attr.max_rdma_read_per_ep_in < 4));
+    CHECK(p.ep_attr.max_rdma_read_out == 4 ||
+          (p.ep_attr.max_rdma_read_out == f.ia_attr.max_rdma_read_per_ep_out &&
+           f.ia_attr.max_rdma_read_per_ep_out < 4));
+    CHECK(p.ep_attr.max_recv_dtos >= 16);
+    CHECK(p.ep_attr.max_request_dtos >= 16);
+    CHECK(p.ep_attr.max_recv_iov >= 4 ||
+          p.ep_attr.max_recv_iov == f.ia_attr.max_iov_segments_per_dto);
+    CHECK(p.ep_attr.max_request_iov >= 4 ||
+          p.ep_attr.max_request_iov == f.ia_attr.max_iov_segments_per_dto);
     CHECK(lc_state(ep) == DAT_EP_STATE_UNCONNECTED);
     CHECK_OK(dat_ep_free(ep));
     lc_close(&f);

@@ -69,6 +69,9 @@ const QOS_DEFINED: u32 = 0x0f;
 pub const CLOSE_GRACEFUL: u32 = 1;
 /// `DAT_CONNECT_MULTIPATH_FLAG`.
 pub const CONNECT_MULTIPATH: u32 = 1;
+/// RDMA Reads in and out of an EP created without attributes.
+const DEFAULT_RDMA_READS: i32 = 4;
+
 /// `DAT_HW_DEFAULT` / `DAT_WATERMARK_INFINITE`.
 pub const HW_DEFAULT: i32 = -1;
 /// `DAT_VALUE_UNKNOWN`.
@@ -374,8 +377,10 @@ impl Ep {
             max_request_dtos: 64,
             max_recv_iov: l.max_iov_segments_per_dto,
             max_request_iov: l.max_iov_segments_per_dto,
-            max_rdma_read_in: 0,
-            max_rdma_read_out: 0,
+            // The reference providers' IB_RDMA_DEFAULT (rulings: EPC-03
+            // defaults): an EP made without attributes can RDMA Read.
+            max_rdma_read_in: DEFAULT_RDMA_READS.min(l.max_rdma_read_per_ep_in),
+            max_rdma_read_out: DEFAULT_RDMA_READS.min(l.max_rdma_read_per_ep_out),
             srq_soft_hw: 0,
             max_rdma_read_iov: l.max_iov_segments_per_rdma_read,
             max_rdma_write_iov: l.max_iov_segments_per_rdma_write,

@@ -1308,7 +1308,9 @@ pub struct IwarpQp {
 /// How the engine ended up after a pump.
 enum Outcome {
     Ok,
-    Eof,
+    /// The peer closed the connection, in order or abruptly.
+    PeerClosed,
+    /// This side detected a failure.
     Broken,
     /// The engine queued a Terminate (receiver not ready): send it, then
     /// close.
@@ -1509,7 +1511,7 @@ impl IwarpQp {
     /// Writes FPDUs until the engine has none or the socket is full. The
     /// FPDUs ready at once (a Send, the ack read behind it, the response
     /// to the peer's ack read) leave in one `sendmsg`, so in one segment.
-    fn pump_tx(&self, up: &mut Up) -> Result<bool, ()> {
+    fn pump_tx(&self, up: &mut Up) -> Result<bool, Outcome> {
         if up.hold_tx {
             return Ok(false);
         }
@@ -1534,7 +1536,7 @@ impl IwarpQp {
                     let planned = Self::plan_fpdu(up, &mut cur);
                     let total = cur.total();
                     up.tx.fpdus[up.tx.n] = cur;
-                    if !planned? {
+                    if !planned.map_err(|()| Outcome::Broken)? {
                         break;
                     }
                     bytes += total;
@@ -1580,7 +1582,7 @@ impl IwarpQp {
                     count += 1;
                 }
                 if count != end - b.done {
-                    return Err(());
+                    return Err(Outcome::Broken);
                 }
                 memio::send_plans_opt(up.stream.as_fd(), &list[..count], libc::MSG_DONTWAIT)
             };
@@ -1606,7 +1608,8 @@ impl IwarpQp {
                     }
                 }
                 Err(IoError::WouldBlock) => return Ok(any),
-                Err(_) => return Err(()),
+                Err(IoError::Closed) => return Err(Outcome::PeerClosed),
+                Err(_) => return Err(Outcome::Broken),
             }
         }
     }
@@ -1662,13 +1665,13 @@ impl IwarpQp {
                 RxNeed::Header(_) | RxNeed::Trailer(_) => {
                     let r = (&*up.stream).read(up.reader.spare());
                     let n = match r {
-                        // An end of stream inside an FPDU is no orderly close.
-                        Ok(0) if up.reader.at_boundary() => return (true, Outcome::Eof),
-                        Ok(0) => return (true, Outcome::Broken),
+                        // The peer closed, even inside an FPDU (its
+                        // process ended mid-write): rulings, teardown events.
+                        Ok(0) => return (true, Outcome::PeerClosed),
                         Ok(n) => n,
                         Err(e) if e.kind() == ErrorKind::WouldBlock => return (any, Outcome::Ok),
                         Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                        Err(_) => return (true, Outcome::Broken),
+                        Err(e) => return (true, outcome_of_errno(e.raw_os_error())),
                     };
                     any = true;
                     up.hold_tx = false;
@@ -1771,7 +1774,7 @@ impl IwarpQp {
                             budget = budget.saturating_sub(n.max(1));
                         }
                         Err(IoError::WouldBlock) => return (any, Outcome::Ok),
-                        Err(IoError::Closed) => return (true, Outcome::Broken),
+                        Err(IoError::Closed) => return (true, Outcome::PeerClosed),
                         Err(_) => {
                             up.conn.flush(&mut sink);
                             return (true, Outcome::Broken);
@@ -1801,12 +1804,12 @@ impl IwarpQp {
             )
         };
         let n = match n {
-            0 => return Batch::End(Outcome::Eof),
+            0 => return Batch::End(Outcome::PeerClosed),
             n if n > 0 => n as usize,
             _ => {
                 return match std::io::Error::last_os_error().raw_os_error() {
                     Some(libc::EAGAIN) | Some(libc::EINTR) => Batch::Empty,
-                    _ => Batch::End(Outcome::Broken),
+                    errno => Batch::End(outcome_of_errno(errno)),
                 }
             }
         };
@@ -2170,7 +2173,7 @@ impl IwarpQp {
                 let mut out = Outcome::Ok;
                 match self.pump_tx(&mut up) {
                     Ok(a) => any |= a,
-                    Err(()) => out = Outcome::Broken,
+                    Err(o) => out = o,
                 }
                 // Acknowledgements left by an earlier step and still unsent.
                 let older_acks = self.acks_due.load(Ordering::Relaxed) && up.conn.only_acks_due();
@@ -2206,11 +2209,11 @@ impl IwarpQp {
                     if !wait {
                         match self.pump_tx(&mut up) {
                             Ok(a) => any |= a,
-                            Err(()) => {
-                                if matches!(out, Outcome::Ok | Outcome::Terminated) {
-                                    out = Outcome::Broken;
-                                }
-                            }
+                            Err(o) => match out {
+                                Outcome::Ok => out = o,
+                                Outcome::Terminated => out = Outcome::Broken,
+                                _ => {}
+                            },
                         }
                     }
                 }
@@ -2243,7 +2246,7 @@ impl IwarpQp {
                         inner.phase = Phase::Up(up);
                         (any, None)
                     }
-                    Outcome::Eof => {
+                    Outcome::PeerClosed => {
                         up.conn.flush(&mut sink);
                         (true, Some(Ev::Disconnected))
                     }
@@ -2345,6 +2348,17 @@ fn unsafe_zeroed_msghdr() -> libc::msghdr {
 
 fn fault_outcome(_f: Fault) -> Outcome {
     Outcome::Broken
+}
+
+/// How a socket error ends the connection (rulings, teardown events): the
+/// peer closing it, in order or abruptly (a reset: its abrupt disconnect,
+/// its EP freed, its process gone), is a disconnect; anything this side
+/// detects (keepalive or user timeout, other errors) breaks it.
+fn outcome_of_errno(errno: Option<i32>) -> Outcome {
+    match errno {
+        Some(libc::ECONNRESET | libc::EPIPE) => Outcome::PeerClosed,
+        _ => Outcome::Broken,
+    }
 }
 
 impl Feeder for IwarpQp {
@@ -3688,7 +3702,7 @@ mod tests {
     }
 
     #[test]
-    fn abrupt_disconnect_breaks_the_peer_and_flushes() {
+    fn abrupt_disconnect_disconnects_the_peer_and_flushes() {
         let v = connected(1);
         let (a, b) = &v[0];
         let dst = vec![0u8; 64];
@@ -3701,7 +3715,8 @@ mod tests {
         a.qp.disconnect(false).expect("disconnect");
         assert_eq!(a.rec.take(), vec![Got::Disconnected]);
         let devs = [&a.dev, &b.dev];
-        assert_eq!(wait_ev(&devs, &b.rec), Got::Broken);
+        // A reset from the peer is its disconnect (rulings: teardown events).
+        assert_eq!(wait_ev(&devs, &b.rec), Got::Disconnected);
         let w = wait_wc(&devs, &b.cq);
         assert_eq!((w.wr_id, w.status), (7, WcStatus::Flushed));
         assert_eq!(
@@ -3980,7 +3995,8 @@ mod tests {
         let devs = [&a.dev, &b.dev];
         assert_eq!(wait_ev(&devs, &b.rec), Got::Broken);
         assert_eq!(b.qp.state(), QpState::Closed);
-        assert_eq!(wait_ev(&devs, &a.rec), Got::Broken);
+        // b reset the connection: its peer sees it disconnect.
+        assert_eq!(wait_ev(&devs, &a.rec), Got::Disconnected);
         let w = try_wc(&b.cq).expect("the completion that fit");
         assert_eq!((w.wr_id, w.status), (1, WcStatus::Success));
         assert!(try_wc(&b.cq).is_none(), "the second was lost");
