@@ -276,17 +276,16 @@ impl Poller {
                 // Arm, look once more, then sleep until a completion is
                 // signalled or data arrives for the queue pairs (which the
                 // next poll turns into completions).
+                self.cq.clear_notification();
                 self.cq.arm(false);
                 if let Some(wc) = self.try_next()? {
                     return Ok(wc);
                 }
-                self.cq.waiting(true);
                 let mut fds = [nix::poll::PollFd::new(
                     self.cq.wait_fd(),
                     nix::poll::PollFlags::POLLIN,
                 )];
                 let r = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1000u16));
-                self.cq.waiting(false);
                 if r.is_err() || Instant::now() > end {
                     return Err("timed out waiting for a completion".into());
                 }
@@ -804,7 +803,7 @@ impl Drop for Show {
         if std::env::var_os("QP_BENCH_STATS").is_some() {
             let (r, l) = udapl::transport::iwarp::progress::stats();
             println!(
-                "  timed part: {} runs, {} looks",
+                "  timed part: {} runs, {} handed to a holder",
                 r - self.0 .0,
                 l - self.0 .1
             );
@@ -1467,7 +1466,7 @@ fn main() -> ExitCode {
     }
     if std::env::var_os("QP_BENCH_STATS").is_some() {
         let (runs, looks) = udapl::transport::iwarp::progress::stats();
-        println!("progress thread: {runs} runs, {looks} looks");
+        println!("progress thread: {runs} runs, {looks} handed to a holder");
     }
     println!(
         "ratio = ours / raw TCP (latency: lower is better; the rest: higher is better). \

@@ -1,16 +1,18 @@
 //! Consumer Notification Object: one place to wait for notifications from
 //! several EVDs of an IA, with an optional one-shot OS wait proxy agent.
 
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
+
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 
 use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::evd::{Evd, TIMEOUT_INFINITE};
 use crate::object::ia::Ia;
 use crate::object::{lock, lock_anyway, Object};
-use crate::transport::verbs::Device;
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
 /// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
@@ -62,6 +64,12 @@ pub struct Cno {
     /// Mirror of `State::seq` for spinning waiters (written under the lock).
     seq: AtomicU64,
     waiters: Notifier,
+    /// Readable when data arrives for a queue pair feeding one of its
+    /// EVDs (their completion queues' input descriptors): a waiter sleeps
+    /// on it and then drives those queue pairs itself, as an EVD waiter
+    /// does. `None` if the system refused an epoll instance (a waiter then
+    /// relies on the transport's own progress).
+    input: Option<Epoll>,
 }
 
 impl Cno {
@@ -82,6 +90,7 @@ impl Cno {
             }),
             seq: AtomicU64::new(0),
             waiters: Notifier::new(),
+            input: Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).ok(),
         });
         st.insert(cno.handle, Object::Cno(cno.clone()));
         res.publish(cno.clone());
@@ -112,12 +121,19 @@ impl Cno {
         let mut st = lock_anyway(&self.st);
         st.evds.retain(|w| w.strong_count() > 0);
         st.evds.push(Arc::downgrade(evd));
+        if let (Some(ep), Some(cq)) = (&self.input, evd.cq()) {
+            let ev = EpollEvent::new(EpollFlags::EPOLLIN, evd.handle.addr() as u64);
+            let _ = ep.add(cq.input_fd(), ev);
+        }
     }
 
     pub(crate) fn detach(&self, evd: &Evd) {
         let mut st = lock_anyway(&self.st);
         st.evds
             .retain(|w| w.upgrade().is_some_and(|e| e.handle != evd.handle));
+        if let (Some(ep), Some(cq)) = (&self.input, evd.cq()) {
+            let _ = ep.delete(cq.input_fd());
+        }
     }
 
     /// Bumps the sequence with the lock held; returns the one-shot agent
@@ -201,13 +217,22 @@ impl Cno {
         let outcome = if let Some(h) = pending {
             CnoWake::Evd(h)
         } else {
-            let idle = || self.ia.dev.idle();
             let sleep = Sleep {
                 deadline,
-                fd: None,
-                before: Some(&idle),
+                fd: self.input.as_ref().map(|e| e.0.as_fd()),
+                before: None,
             };
+            // Like an EVD waiter, the CNO waiter drives the queue pairs of
+            // its EVDs while it spins and when data for them wakes it: the
+            // completions they produce trigger this CNO through their
+            // queues' notification hooks, with no thread hop.
+            let evds: Vec<Arc<Evd>> = evds.iter().filter_map(Weak::upgrade).collect();
             let r = wait::wait(&self.waiters, sleep, held, || {
+                if self.seq.load(Ordering::Acquire) == start {
+                    for e in &evds {
+                        e.fill();
+                    }
+                }
                 if self.seq.load(Ordering::Acquire) == start {
                     return None;
                 }

@@ -18,10 +18,7 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, Ia, IaState};
-use crate::object::{
-    lock, lock_anyway, Cno, Ep, Object, EVD_CONNECTION_FLAG, EVD_CR_FLAG, EVD_DTO_FLAG,
-    EVD_RMR_BIND_FLAG,
-};
+use crate::object::{lock, lock_anyway, Cno, Ep, Object, EVD_DTO_FLAG, EVD_RMR_BIND_FLAG};
 use crate::transport::verbs::Device;
 use crate::transport::verbs::{CompletionQueue, QpNum, Wc, WcOp};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
@@ -449,26 +446,10 @@ impl Evd {
             }
         };
         let mut seen = None;
-        // Whether the transport was told a thread sleeps on the CQ: only
-        // once the spin is over (`Sleep::before`), then the device hands
-        // what it was polling to the progress thread, which finds the
-        // sleeper declared. A spinning waiter drives its queue pairs
-        // itself (its polls move their activity counters); one declared
-        // asleep while it spins had the progress thread step in for every
-        // acknowledgement it deferred.
-        let declared = std::cell::Cell::new(false);
-        let idle = || {
-            if let Some(cq) = cq {
-                if !declared.replace(true) {
-                    cq.waiting(true);
-                }
-            }
-            self.ia.dev.idle();
-        };
         let sleep = Sleep {
             deadline,
             fd: cq.map(|c| c.wait_fd()),
-            before: Some(&idle),
+            before: None,
         };
         // Ends the wait if the queue meets the threshold (and the wait may
         // end now: events queued at entry, or a notification since).
@@ -512,16 +493,15 @@ impl Evd {
                     // Only a sleep needs the notification: arming while
                     // spinning would read the eventfd on every poll, and
                     // the completions the next poll pushes would write it.
+                    // This thread is the one that consumes notifications
+                    // (what it takes is in the queue it looks at next).
+                    cq.clear_notification();
                     cq.arm(false);
                     self.fill();
                 }
             } else {
-                if self.flags & (EVD_CONNECTION_FLAG | EVD_CR_FLAG) != 0 {
-                    // Connection events come from the engines: drive them
-                    // (the progress thread leaves queue pairs polled lately
-                    // to their pollers).
-                    self.ia.dev.progress();
-                }
+                // (Connection events come from the transport's engine,
+                // which runs on arrival.)
                 let now = self.seq.load(Ordering::Acquire);
                 if seen == Some(now) {
                     return None;
@@ -530,9 +510,6 @@ impl Evd {
             }
             ready(&mut lock_anyway(&self.q))
         });
-        if let Some(cq) = cq.filter(|_| declared.get()) {
-            cq.waiting(false);
-        }
         let mut q = lock_anyway(&self.q);
         q.waiter = false;
         let out = match r {
@@ -744,6 +721,9 @@ impl Evd {
         cq.arm(false);
     }
 
+    /// The CQ's armed notification fired: trigger the CNO unless a waiter
+    /// has the event, and arm again (without consuming the notification:
+    /// a thread sleeping on the CQ wakes on it).
     fn cq_notified(&self) {
         let cno = {
             let q = lock_anyway(&self.q);

@@ -240,14 +240,28 @@ pub trait CompletionQueue: Send + Sync {
 
     /// Asks for one notification: the next completion (with
     /// `solicited_only`, the next solicited receive or any error) makes
-    /// [`CompletionQueue::wait_fd`] readable.
-    /// A notification that fired earlier is consumed first.
+    /// [`CompletionQueue::wait_fd`] readable, and runs the hook
+    /// ([`CompletionQueue::on_notify`]). A notification that fired earlier
+    /// stays until [`CompletionQueue::clear_notification`] (as a verbs
+    /// completion event stays on its channel until it is read): re-arming
+    /// never consumes one that a sleeper has yet to see.
     fn arm(&self, solicited_only: bool);
+
+    /// Consumes the notifications that fired: the thread that sleeps on
+    /// [`CompletionQueue::wait_fd`] calls it before it arms and looks at
+    /// the queue a last time.
+    fn clear_notification(&self);
 
     /// What a waiting thread sleeps on: readable when an armed notification
     /// fired, or when the queue pairs feeding the queue need progress (data
     /// arrived on their connections).
     fn wait_fd(&self) -> BorrowedFd<'_>;
+
+    /// Readable when the queue pairs feeding the queue need progress, but
+    /// not for notifications: what a thread that waits for several queues
+    /// through their notification hooks (a DAT CNO) sleeps on, so that it
+    /// drives their queue pairs itself.
+    fn input_fd(&self) -> BorrowedFd<'_>;
 
     /// Runs `hook` whenever an armed notification fires, on the thread
     /// that produced the completion (an application thread or the
@@ -255,16 +269,9 @@ pub trait CompletionQueue: Send + Sync {
     /// learns of completions nobody is polling for. `None` removes it.
     fn on_notify(&self, hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>);
 
-    /// Tells the transport that a thread starts (`true`) or stops
-    /// (`false`) sleeping on [`CompletionQueue::wait_fd`]: such a thread
-    /// drives the queue pairs itself when it wakes, so a background thread
-    /// leaves them to it. Calls must pair up.
-    fn waiting(&self, sleeping: bool);
-
     /// True if a poll now would move data the queue pairs feeding this
     /// queue already hold (output waiting for socket space or cut at a
-    /// budget, input left unread at a budget), beyond acknowledgements
-    /// they may defer to the next post. A consumer that still has
+    /// budget, input left unread at a budget). A consumer that still has
     /// completions in hand needs to poll again only then. A hint: it may
     /// be stale by a poll; a transport that cannot tell says true.
     fn busy(&self) -> bool {
@@ -450,13 +457,8 @@ pub trait Device: Send + Sync {
     ) -> Result<(), DeviceError>;
 
     /// Drives the engine of every queue pair and listener of the device
-    /// once; returns whether anything happened. The transport's background
-    /// thread calls it when no application thread is polling.
+    /// once; returns whether anything happened. (The transport moves data
+    /// on arrival by itself; this is for tests and for threads that want
+    /// to help.)
     fn progress(&self) -> bool;
-
-    /// The calling thread is about to sleep: what it was polling is left
-    /// to the transport's own thread from now on (queue pairs whose
-    /// completion queues it sleeps on excepted), without the grace period
-    /// a poller that merely lost its core gets.
-    fn idle(&self) {}
 }

@@ -12,17 +12,24 @@
 //!   which the device reports as a fatal asynchronous error, as verbs does.
 //! - [`CompletionQueue::arm`] asks for one notification; the next pushed
 //!   completion that matches (any, or a solicited receive or an error when
-//!   armed solicited-only) disarms the queue and makes the notification
-//!   eventfd readable. [`CompletionQueue::wait_fd`] is an epoll descriptor
-//!   over that eventfd and the feeders' sockets ([`Cq::watch`]): a waiting
-//!   thread sleeps on it until a notification fires or data arrives for
-//!   one of its connections.
+//!   armed solicited-only) disarms the queue, makes the notification
+//!   eventfd readable and runs the hook. Only the thread that sleeps on the
+//!   queue consumes a notification ([`CompletionQueue::clear_notification`],
+//!   before it arms and looks a last time): re-arming (the CNO hook does it
+//!   after every notification) never swallows one a sleeper has yet to see.
+//! - Two epoll descriptors: [`CompletionQueue::input_fd`] over the feeders'
+//!   sockets ([`Cq::watch`]), and [`CompletionQueue::wait_fd`] over that
+//!   one and the eventfd. A thread waiting on this queue sleeps on the
+//!   second until a notification fires or data arrives for one of its
+//!   connections (which it then places itself); a thread waiting on
+//!   several queues through their hooks (a CNO) sleeps on the first of
+//!   each.
 //! - The feeder list is an immutable snapshot replaced when queue pairs are
 //!   attached or detached (`arc-swap`): polling reads it without a lock.
 
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use arc_swap::ArcSwap;
@@ -50,20 +57,21 @@ struct Ring {
     depth: usize,
 }
 
+/// Epoll data of the socket epoll inside the wait epoll.
+const INPUT_TOKEN: u64 = u64::MAX - 1;
+
 /// A completion queue of the software transports.
 pub struct Cq {
     ring: Mutex<Ring>,
     armed: AtomicU8,
     notify: EventFd,
+    /// The feeders' sockets.
+    input: Epoll,
+    /// `input` and `notify`.
     epoll: Epoll,
     feeders: ArcSwap<Vec<Weak<dyn Feeder>>>,
     /// Serialises changes of the feeder list.
     feeders_lock: Mutex<()>,
-    /// Counts polls: the progress thread stays away from queue pairs whose
-    /// queues an application polls.
-    polls: AtomicU64,
-    /// Threads sleeping on the wait descriptor ([`CompletionQueue::waiting`]).
-    sleepers: AtomicU32,
     /// A feeder stopped with work a poll would do ([`Cq::mark_busy`]);
     /// cleared when a poll starts (its feeders set it again).
     busy: AtomicBool,
@@ -72,6 +80,8 @@ pub struct Cq {
     queued: AtomicU32,
     /// Run when an armed notification fires ([`CompletionQueue::on_notify`]).
     hook: Mutex<Option<NotifyHook>>,
+    /// A notification fired and the hook has yet to run ([`Cq::run_hook`]).
+    hook_due: AtomicBool,
 }
 
 /// What a completion queue runs when an armed notification fires.
@@ -93,12 +103,20 @@ impl Cq {
         let notify =
             EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
                 .map_err(|_| DeviceError::Resources)?;
+        let input =
+            Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|_| DeviceError::Resources)?;
         let epoll =
             Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|_| DeviceError::Resources)?;
         epoll
             .add(
                 notify.as_fd(),
                 EpollEvent::new(EpollFlags::EPOLLIN, NOTIFY_TOKEN),
+            )
+            .map_err(|_| DeviceError::Resources)?;
+        epoll
+            .add(
+                input.0.as_fd(),
+                EpollEvent::new(EpollFlags::EPOLLIN, INPUT_TOKEN),
             )
             .map_err(|_| DeviceError::Resources)?;
         Ok(Arc::new(Cq {
@@ -108,14 +126,14 @@ impl Cq {
             }),
             armed: AtomicU8::new(DISARMED),
             notify,
+            input,
             epoll,
             feeders: ArcSwap::from_pointee(Vec::new()),
             feeders_lock: Mutex::new(()),
-            polls: AtomicU64::new(0),
-            sleepers: AtomicU32::new(0),
             busy: AtomicBool::new(false),
             queued: AtomicU32::new(0),
             hook: Mutex::new(None),
+            hook_due: AtomicBool::new(false),
         }))
     }
 
@@ -124,7 +142,9 @@ impl Cq {
     }
 
     /// Queues a completion. False if the ring is full (an overrun: the
-    /// completion is lost and the device must report it).
+    /// completion is lost and the device must report it). A notification
+    /// it fires wakes sleepers at once; the hook runs when the producer
+    /// calls [`Cq::run_hook`], with its own locks let go.
     pub fn push(&self, wc: Wc) -> bool {
         {
             let mut r = self.ring();
@@ -143,13 +163,22 @@ impl Cq {
         if want && self.armed.swap(DISARMED, Ordering::AcqRel) != DISARMED {
             // A full counter already means "notified".
             let _ = self.notify.write(1);
-            // Called outside every lock of this queue.
-            let hook = lock_anyway(&self.hook).clone();
-            if let Some(h) = hook {
-                h();
-            }
+            self.hook_due.store(true, Ordering::Release);
         }
         true
+    }
+
+    /// Runs the hook if a notification fired since it last ran: called by
+    /// whoever pushed, once it holds no lock (the hook reaches the DAT
+    /// layer, and a CNO's agent is the application's code).
+    pub fn run_hook(&self) {
+        if !self.hook_due.load(Ordering::Acquire) || !self.hook_due.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let hook = lock_anyway(&self.hook).clone();
+        if let Some(h) = hook {
+            h();
+        }
     }
 
     /// Adds a queue pair's engine to those `poll` runs.
@@ -180,10 +209,10 @@ impl Cq {
         self.feeders.store(Arc::new(v));
     }
 
-    /// Makes a feeder's socket wake threads sleeping on [`Cq::wait_fd`]
-    /// (`token` is returned by epoll; it must not be [`NOTIFY_TOKEN`]).
+    /// Makes a feeder's socket wake threads sleeping on the queue's
+    /// descriptors (`token` is returned by epoll).
     pub fn watch(&self, fd: BorrowedFd<'_>, token: u64) -> Result<(), DeviceError> {
-        self.epoll
+        self.input
             .add(fd, EpollEvent::new(EpollFlags::EPOLLIN, token))
             .map_err(|_| DeviceError::Resources)
     }
@@ -198,17 +227,12 @@ impl Cq {
             EpollFlags::EPOLLIN
         };
         let mut ev = EpollEvent::new(flags, token);
-        let _ = self.epoll.modify(fd, &mut ev);
+        let _ = self.input.modify(fd, &mut ev);
     }
 
     /// Stops watching a socket.
     pub fn unwatch(&self, fd: BorrowedFd<'_>) {
-        let _ = self.epoll.delete(fd);
-    }
-
-    /// Consumes a fired notification (after a sleeper woke up on it).
-    pub fn clear_notification(&self) {
-        let _ = self.notify.read();
+        let _ = self.input.delete(fd);
     }
 
     /// A feeder's engine stopped with data to move (output waiting or cut
@@ -217,16 +241,6 @@ impl Cq {
         if !self.busy.load(Ordering::Relaxed) {
             self.busy.store(true, Ordering::Relaxed);
         }
-    }
-
-    /// How many times the queue was polled (wraps).
-    pub fn polls(&self) -> u64 {
-        self.polls.load(Ordering::Relaxed)
-    }
-
-    /// Whether a thread sleeps on the wait descriptor.
-    pub fn attended(&self) -> bool {
-        self.sleepers.load(Ordering::Relaxed) > 0
     }
 
     /// Completions queued now.
@@ -242,7 +256,6 @@ impl Cq {
 
 impl CompletionQueue for Cq {
     fn poll(&self, out: &mut [Wc]) -> usize {
-        self.polls.fetch_add(1, Ordering::Relaxed);
         if self.busy.load(Ordering::Relaxed) {
             self.busy.store(false, Ordering::Relaxed);
         }
@@ -263,9 +276,8 @@ impl CompletionQueue for Cq {
         n
     }
 
-    /// Consumes a notification that already fired, then arms.
+    /// Arms; a notification that fired earlier stays readable.
     fn arm(&self, solicited_only: bool) {
-        let _ = self.notify.read();
         let mode = if solicited_only {
             ARMED_SOLICITED
         } else {
@@ -274,20 +286,20 @@ impl CompletionQueue for Cq {
         self.armed.store(mode, Ordering::Release);
     }
 
+    fn clear_notification(&self) {
+        let _ = self.notify.read();
+    }
+
     fn wait_fd(&self) -> BorrowedFd<'_> {
         self.epoll.0.as_fd()
     }
 
-    fn on_notify(&self, hook: Option<NotifyHook>) {
-        *lock_anyway(&self.hook) = hook;
+    fn input_fd(&self) -> BorrowedFd<'_> {
+        self.input.0.as_fd()
     }
 
-    fn waiting(&self, sleeping: bool) {
-        if sleeping {
-            self.sleepers.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.sleepers.fetch_sub(1, Ordering::Relaxed);
-        }
+    fn on_notify(&self, hook: Option<NotifyHook>) {
+        *lock_anyway(&self.hook) = hook;
     }
 
     fn busy(&self) -> bool {
@@ -367,6 +379,25 @@ mod tests {
         cq.clear_notification();
         assert!(cq.push(wc(3, WcOp::Send, WcStatus::Success, false)));
         assert!(!readable(&cq), "one notification per arm");
+    }
+
+    /// Issue 17, finding 4: a hook that re-arms (a CNO's EVD does, after
+    /// every notification) consumed the notification a thread sleeping on
+    /// the queue was woken for, and that thread slept on for ever.
+    #[test]
+    fn rearming_keeps_a_notification_a_sleeper_has_not_seen() {
+        let cq = Cq::new(8).expect("cq");
+        let c = cq.clone();
+        cq.on_notify(Some(Arc::new(move || c.arm(false))));
+        cq.arm(false);
+        assert!(cq.push(wc(1, WcOp::Recv, WcStatus::Success, false)));
+        cq.run_hook();
+        assert!(readable(&cq), "the sleeper still finds its notification");
+        cq.clear_notification();
+        assert!(!readable(&cq));
+        assert!(cq.push(wc(2, WcOp::Recv, WcStatus::Success, false)));
+        cq.run_hook();
+        assert!(readable(&cq), "the hook armed again: the next one notifies");
     }
 
     #[test]
@@ -451,11 +482,19 @@ mod tests {
         assert_eq!(n.load(Ordering::SeqCst), 0, "not armed");
         cq.arm(false);
         assert!(cq.push(wc(2, WcOp::Send, WcStatus::Success, false)));
+        assert_eq!(
+            n.load(Ordering::SeqCst),
+            0,
+            "not while the producer holds its locks"
+        );
         assert!(cq.push(wc(3, WcOp::Send, WcStatus::Success, false)));
+        cq.run_hook();
+        cq.run_hook();
         assert_eq!(n.load(Ordering::SeqCst), 1, "once per arm");
         cq.on_notify(None);
         cq.arm(false);
         assert!(cq.push(wc(4, WcOp::Send, WcStatus::Success, false)));
+        cq.run_hook();
         assert_eq!(n.load(Ordering::SeqCst), 1, "removed");
     }
 

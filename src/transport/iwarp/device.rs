@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -723,8 +723,7 @@ impl Device for IwarpDevice {
             overrun: AtomicBool::new(false),
             tx_blocked: AtomicBool::new(false),
             rnr_waiting: AtomicBool::new(false),
-            acks_due: AtomicBool::new(false),
-            acks_since: AtomicU64::new(0),
+            kick: AtomicBool::new(false),
             rx_more: AtomicBool::new(false),
             tx_more: AtomicBool::new(false),
             srq: srq.clone(),
@@ -826,7 +825,7 @@ impl Device for IwarpDevice {
             }
             p.remove(&request).ok_or(DeviceError::NotFound)?
         };
-        let mut inner = lock(&q.inner);
+        let mut inner = q.hold();
         if !matches!(inner.phase, Phase::Idle) {
             drop(inner);
             lock(&self.pending).insert(request, pend);
@@ -893,12 +892,6 @@ impl Device for IwarpDevice {
             any |= Feeder::progress(&*q);
         }
         any
-    }
-
-    fn idle(&self) {
-        if !progress::inherited(self.gen) {
-            progress::hand_over();
-        }
     }
 }
 
@@ -1292,10 +1285,9 @@ pub struct IwarpQp {
     tx_blocked: AtomicBool,
     /// A Send waits for a receive (receiver not ready).
     rnr_waiting: AtomicBool,
-    /// Acknowledgements wait for the polling application's next step.
-    acks_due: AtomicBool,
-    /// When the acknowledgements were left ([`clock_ns`]).
-    acks_since: AtomicU64,
+    /// The progress thread found something to do while another thread
+    /// held the lock: that thread runs the engine when it lets go.
+    kick: AtomicBool,
     /// The last step stopped receiving at its budget: more is waiting.
     rx_more: AtomicBool,
     /// The last transmit stopped at its budget: more is ready to go.
@@ -1303,6 +1295,52 @@ pub struct IwarpQp {
     /// The shared receive queue the connection takes receives from.
     srq: Option<Arc<IwarpSrq>>,
     inner: Mutex<Inner>,
+}
+
+/// A queue pair's lock held by an application thread (or a test): when it
+/// is let go, the engine runs for what the progress thread handed over
+/// meanwhile ([`IwarpQp::after_unlock`]).
+struct QpGuard<'a> {
+    qp: &'a IwarpQp,
+    inner: Option<MutexGuard<'a, Inner>>,
+    /// Runs `after_unlock` on drop (unset by `into_raw`).
+    check: bool,
+}
+
+impl<'a> QpGuard<'a> {
+    /// The plain lock: the caller lets go and calls `after_unlock` itself.
+    fn into_raw(mut self) -> MutexGuard<'a, Inner> {
+        self.check = false;
+        self.inner
+            .take()
+            .expect("a QpGuard holds its lock until dropped")
+    }
+}
+
+impl std::ops::Deref for QpGuard<'_> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        self.inner
+            .as_deref()
+            .expect("a QpGuard holds its lock until dropped")
+    }
+}
+
+impl std::ops::DerefMut for QpGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        self.inner
+            .as_deref_mut()
+            .expect("a QpGuard holds its lock until dropped")
+    }
+}
+
+impl Drop for QpGuard<'_> {
+    fn drop(&mut self) {
+        drop(self.inner.take());
+        if self.check {
+            self.qp.after_unlock();
+        }
+    }
 }
 
 /// How the engine ended up after a pump.
@@ -1614,8 +1652,12 @@ impl IwarpQp {
         }
     }
 
-    /// Reads and places FPDUs until the socket is empty.
-    fn pump_rx(&self, up: &mut Up) -> (bool, Outcome) {
+    /// Reads and places FPDUs until the socket is empty. `thorough`: until
+    /// a read says so (the caller answers for an edge the progress thread
+    /// took: nothing will say again that data is there); otherwise a short
+    /// peek that was taken whole ends it (one system call less for an
+    /// application's poll, which looks again anyway).
+    fn pump_rx(&self, up: &mut Up, thorough: bool) -> (bool, Outcome) {
         let Some(dev) = self.dev.upgrade() else {
             return (false, Outcome::Broken);
         };
@@ -1657,6 +1699,10 @@ impl IwarpQp {
                         continue;
                     }
                     Batch::Empty => return (any, Outcome::Ok),
+                    Batch::Drained if thorough => {
+                        any = true;
+                        continue;
+                    }
                     Batch::Drained => return (true, Outcome::Ok),
                     Batch::End(o) => return (true, o),
                 }
@@ -2049,16 +2095,12 @@ impl IwarpQp {
         }
     }
 
-    /// Runs the connection once; returns whether anything happened and the
-    /// event to report.
-    fn step(&self, inner: &mut Inner) -> (bool, Option<Ev>) {
-        self.step_with(inner, false)
-    }
-
-    /// [`IwarpQp::step`]; with `defer_acks` (an application is polling and
-    /// will step again soon), acknowledgements the receive side produced
-    /// wait for the next step or post, to travel with outbound data.
-    fn step_with(&self, inner: &mut Inner, defer_acks: bool) -> (bool, Option<Ev>) {
+    /// Runs the connection once: writes what is queued, reads and places
+    /// what arrived, and writes what that produced (responses and
+    /// acknowledgements go at once, as a NIC's would); returns whether
+    /// anything happened and the event to report. `thorough`: see
+    /// [`IwarpQp::pump_rx`].
+    fn step(&self, inner: &mut Inner, thorough: bool) -> (bool, Option<Ev>) {
         // Read only where a deadline matters (not on every poll).
         let now = Instant::now;
         match std::mem::replace(&mut inner.phase, Phase::Closed) {
@@ -2175,46 +2217,19 @@ impl IwarpQp {
                     Ok(a) => any |= a,
                     Err(o) => out = o,
                 }
-                // Acknowledgements left by an earlier step and still unsent.
-                let older_acks = self.acks_due.load(Ordering::Relaxed) && up.conn.only_acks_due();
                 if matches!(out, Outcome::Ok) {
-                    let (a, o) = self.pump_rx(&mut up);
+                    let (a, o) = self.pump_rx(&mut up, thorough);
                     any |= a;
                     out = o;
-                    // Responses and Terminates the receive side queued
-                    // (acknowledgements may wait for the next post).
-                    let wait = defer_acks
-                        && matches!(out, Outcome::Ok)
-                        && up.closing.is_none()
-                        && up.conn.only_acks_due();
-                    if wait && !older_acks {
-                        // The oldest acknowledgement left: the progress
-                        // thread sends it by ACK_DEFER_MAX after this.
-                        self.acks_since.store(clock_ns(), Ordering::Relaxed);
-                    }
-                    if self.acks_due.load(Ordering::Relaxed) != wait {
-                        tracing::trace!(qp = self.num, wait, "acknowledgements deferred");
-                        self.acks_due.store(wait, Ordering::Relaxed);
-                        if wait {
-                            // Make sure the progress thread comes by if
-                            // the application does not step again: at
-                            // once if it is not away, else by the time
-                            // the acknowledgements are due.
-                            if let Some(r) = &up.stream.reg {
-                                r.want_output();
-                                r.schedule(Instant::now() + ACK_DEFER_MAX);
-                            }
-                        }
-                    }
-                    if !wait {
-                        match self.pump_tx(&mut up) {
-                            Ok(a) => any |= a,
-                            Err(o) => match out {
-                                Outcome::Ok => out = o,
-                                Outcome::Terminated => out = Outcome::Broken,
-                                _ => {}
-                            },
-                        }
+                    // Responses, acknowledgements and Terminates the
+                    // receive side queued.
+                    match self.pump_tx(&mut up) {
+                        Ok(a) => any |= a,
+                        Err(o) => match out {
+                            Outcome::Ok => out = o,
+                            Outcome::Terminated => out = Outcome::Broken,
+                            _ => {}
+                        },
                     }
                 }
                 if matches!(out, Outcome::Ok)
@@ -2276,19 +2291,111 @@ impl IwarpQp {
         }
     }
 
-    fn run(&self, inner: MutexGuard<'_, Inner>) -> bool {
-        self.run_with(inner, false)
+    /// Steps the engine with the lock held, lets go, reports the event;
+    /// then runs what the progress thread handed over meanwhile.
+    /// `thorough`: see [`IwarpQp::pump_rx`].
+    fn run(&self, g: QpGuard<'_>, thorough: bool) -> bool {
+        let any = self.run_step(g.into_raw(), thorough);
+        self.after_unlock();
+        any
     }
 
-    fn run_with(&self, inner: MutexGuard<'_, Inner>, defer_acks: bool) -> bool {
+    /// [`IwarpQp::run`] without taking over what was handed over.
+    fn run_step(&self, inner: MutexGuard<'_, Inner>, thorough: bool) -> bool {
         let mut inner = inner;
-        let (any, ev) = self.step_with(&mut inner, defer_acks);
+        let (any, ev) = self.step(&mut inner, thorough);
         self.note_tx(&inner);
+        // A deadline of the phase (connect, accept, drain, close, receiver
+        // not ready) stays scheduled: a timer that fired is gone, and a
+        // registration keeps only its earliest time.
+        if let Some((sock, at)) = phase_deadline(&inner) {
+            sock.wake_at(at);
+        }
+        // Stopped at a budget (the rest is already there), or the phase
+        // changed (setup took its bytes; what followed them is unread):
+        // no new edge will say so, so the progress thread runs it again.
+        let more = self.rx_more.load(Ordering::Relaxed) || self.tx_more.load(Ordering::Relaxed);
+        if more || ev.is_some() {
+            if let Some(sock) = sock_of(&inner) {
+                sock.wake_at(Instant::now());
+            }
+        }
         drop(inner);
         if let Some(ev) = ev {
             self.cm_event(ev);
         }
+        self.run_hooks();
         any
+    }
+
+    /// The queue pair's lock, for any thread but the progress thread:
+    /// what the progress thread hands over while it is held runs when it
+    /// is let go.
+    fn hold(&self) -> QpGuard<'_> {
+        QpGuard {
+            qp: self,
+            inner: Some(lock(&self.inner)),
+            check: true,
+        }
+    }
+
+    /// [`IwarpQp::hold`] if nobody holds the lock (a poisoned lock is
+    /// taken anyway: teardown must go on).
+    fn try_hold(&self) -> Option<QpGuard<'_>> {
+        let g = match self.inner.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(QpGuard {
+            qp: self,
+            inner: Some(g),
+            check: true,
+        })
+    }
+
+    /// Runs the notification hooks of the queue pair's completion queues
+    /// that its completions fired (with no lock held).
+    fn run_hooks(&self) {
+        self.send_cq.run_hook();
+        if !Arc::ptr_eq(&self.send_cq, &self.recv_cq) {
+            self.recv_cq.run_hook();
+        }
+    }
+
+    /// After the lock was let go: runs the hooks the completions made
+    /// under it fired, then what the progress thread handed over while it
+    /// was held. Two loads, a fence and a load when there was nothing.
+    fn after_unlock(&self) {
+        self.run_hooks();
+        // Pairs with the fence in `Source::run`: either the progress
+        // thread sees the lock free, or this thread sees its kick.
+        fence(Ordering::SeqCst);
+        if self.kick.load(Ordering::Relaxed) {
+            self.run_kicked();
+        }
+    }
+
+    /// Runs the engine for as long as runs are handed over and the lock is
+    /// free. False if a kick was left to another holder.
+    fn run_kicked(&self) -> bool {
+        while self.kick.load(Ordering::Relaxed) {
+            let g = match self.inner.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                // The holder sees the kick when it lets go.
+                Err(std::sync::TryLockError::WouldBlock) => return false,
+            };
+            // Taken with the lock held: what arrived before it was set is
+            // in the socket for this step to read.
+            if self.kick.swap(false, Ordering::SeqCst) {
+                self.run_step(g, true);
+            } else {
+                drop(g);
+            }
+            fence(Ordering::SeqCst);
+        }
+        true
     }
 }
 
@@ -2318,11 +2425,6 @@ impl IwarpQp {
                 // thread does it if nobody sleeps there.
                 for cq in &sock.cqs {
                     cq.watch_output(sock.stream.as_fd(), u64::from(self.num), blocked);
-                }
-                if blocked {
-                    if let Some(r) = &sock.reg {
-                        r.want_output();
-                    }
                 }
             }
         }
@@ -2362,108 +2464,64 @@ fn outcome_of_errno(errno: Option<i32>) -> Outcome {
 }
 
 impl Feeder for IwarpQp {
-    /// An application polls: acknowledgements may wait for its next poll
-    /// or post (the progress thread sends them if it stops polling).
+    /// An application polls: runs the engine unless another thread is in
+    /// (then that thread's step, or the one it was handed, covers it).
     fn progress(&self) -> bool {
         if progress::inherited(self.gen) {
             return false;
         }
-        match self.inner.try_lock() {
-            Ok(g) => self.run_with(g, true),
-            Err(std::sync::TryLockError::Poisoned(p)) => self.run_with(p.into_inner(), true),
-            Err(std::sync::TryLockError::WouldBlock) => false,
-        }
+        self.try_hold().is_some_and(|g| self.run(g, false))
     }
 }
 
-/// The longest acknowledgements a poller left wait for its next step.
-const ACK_DEFER_MAX: Duration = Duration::from_micros(200);
-
-/// Nanoseconds on a process-wide monotonic clock (for timestamps kept in
-/// atomics).
-fn clock_ns() -> u64 {
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    let start = *START.get_or_init(Instant::now);
-    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+/// The socket of the queue pair's phase, if it has one.
+fn sock_of(inner: &Inner) -> Option<&Sock> {
+    match &inner.phase {
+        Phase::Connecting { stream, .. }
+        | Phase::Accepting { stream, .. }
+        | Phase::Draining { stream, .. } => Some(stream),
+        Phase::Up(up) => Some(&up.stream),
+        Phase::Idle | Phase::Closed => None,
+    }
 }
 
 /// The next time the queue pair's phase must be stepped whatever happens
-/// on its socket.
-fn phase_deadline(inner: &Inner) -> Option<Instant> {
+/// on its socket, and the socket whose registration runs it then.
+fn phase_deadline(inner: &Inner) -> Option<(&Sock, Instant)> {
     match &inner.phase {
-        Phase::Connecting { deadline, .. }
-        | Phase::Accepting { deadline, .. }
-        | Phase::Draining { deadline, .. } => Some(*deadline),
+        Phase::Connecting {
+            deadline, stream, ..
+        }
+        | Phase::Accepting {
+            deadline, stream, ..
+        }
+        | Phase::Draining { deadline, stream } => Some((stream, *deadline)),
         Phase::Up(up) => match (up.closing, up.not_ready.as_ref().map(|n| n.1)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        },
+        }
+        .map(|d| (&up.stream, d)),
         Phase::Idle | Phase::Closed => None,
     }
 }
 
 impl Source for IwarpQp {
+    /// Something arrived (or socket space, or a deadline came): run the
+    /// engine now, or hand the run to the thread that holds the queue
+    /// pair, which runs it when it lets go.
     fn run(&self) -> Run {
-        let ran = match self.inner.try_lock() {
-            Ok(g) => self.run(g),
-            Err(std::sync::TryLockError::Poisoned(p)) => self.run(p.into_inner()),
-            // A poster or poller is in: look again shortly, the edge that
-            // woke us will not come back.
-            Err(std::sync::TryLockError::WouldBlock) => {
-                tracing::trace!(qp = self.num, "progress: queue pair busy");
-                return Run {
-                    at: Some(Instant::now() + Duration::from_micros(100)),
-                    output: self.tx_blocked.load(Ordering::Relaxed),
-                };
-            }
-        };
-        let _ = ran;
-        // Stopped at its budget: the rest is already here, and no new edge
-        // will say so.
-        let more = (self.rx_more.load(Ordering::Relaxed) || self.tx_more.load(Ordering::Relaxed))
-            .then(Instant::now);
-        // A deadline of the phase (connect, accept, drain, close, receiver
-        // not ready) must stay scheduled: running replaces the timer.
-        let due = match self.inner.try_lock() {
-            Ok(g) => phase_deadline(&g),
-            Err(_) => Some(Instant::now() + Duration::from_micros(100)),
-        };
-        Run {
-            at: match (more, due) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
-            output: self.tx_blocked.load(Ordering::Relaxed),
+        if progress::inherited(self.gen) {
+            return Run::default();
         }
-    }
-
-    fn activity(&self) -> u64 {
-        self.send_cq.polls().wrapping_add(self.recv_cq.polls())
-    }
-
-    fn sleeping(&self) -> bool {
-        self.send_cq.attended() || self.recv_cq.attended()
-    }
-
-    /// Acknowledgements a poller left must not wait for it for long (a
-    /// NIC sends them on receipt): the thread runs the queue pair at
-    /// [`ACK_DEFER_MAX`] after they were left, polled or not.
-    fn due_by(&self) -> Option<Instant> {
-        if !self.acks_due.load(Ordering::Relaxed) {
-            return None;
+        self.kick.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if !self.run_kicked() {
+            progress::note_handed();
+            tracing::trace!(qp = self.num, "progress: handed to the holder");
         }
-        let left = self.acks_since.load(Ordering::Relaxed);
-        let age = Duration::from_nanos(clock_ns().saturating_sub(left));
-        Some(Instant::now() + ACK_DEFER_MAX.saturating_sub(age))
-    }
-
-    /// A sleeping application thread wakes on input, and on socket space
-    /// while output waits (its wait descriptor watches both then); what it
-    /// does not wake for: acknowledgements it left, a receive cut short.
-    fn attended(&self) -> bool {
-        self.sleeping()
-            && !self.acks_due.load(Ordering::Relaxed)
-            && !self.rx_more.load(Ordering::Relaxed)
+        // (What must run again, at once or at a deadline, the step that
+        // saw it scheduled.)
+        Run::default()
     }
 }
 
@@ -2473,7 +2531,7 @@ impl QueuePair for IwarpQp {
     }
 
     fn state(&self) -> QpState {
-        match lock(&self.inner).phase {
+        match self.hold().phase {
             Phase::Idle => QpState::Idle,
             Phase::Connecting { .. } | Phase::Accepting { .. } => QpState::Connecting,
             Phase::Up(ref up) if up.closing.is_some() => QpState::Disconnecting,
@@ -2487,7 +2545,7 @@ impl QueuePair for IwarpQp {
             return Err(PostError::State);
         }
         let dev = self.dev.upgrade().ok_or(PostError::State)?;
-        let mut inner = lock(&self.inner);
+        let mut inner = self.hold();
         let Phase::Up(up) = &mut inner.phase else {
             return Err(PostError::State);
         };
@@ -2513,7 +2571,7 @@ impl QueuePair for IwarpQp {
         if self.srq.is_some() {
             return Err(PostError::Unsupported);
         }
-        let mut inner = lock(&self.inner);
+        let mut inner = self.hold();
         match &mut inner.phase {
             Phase::Up(_) if wr.sgl.len() > self.cfg.max_recv_sge as usize => {
                 Err(PostError::TooManySge)
@@ -2521,8 +2579,9 @@ impl QueuePair for IwarpQp {
             Phase::Up(up) => {
                 up.conn.post_recv(wr, &dev.keys)?;
                 if up.not_ready.is_some() {
-                    // A Send waits for this receive: place it now.
-                    self.run(inner);
+                    // A Send waits for this receive: place it now, and
+                    // what arrived behind it (unread while it waited).
+                    self.run(inner, true);
                 }
                 Ok(())
             }
@@ -2548,7 +2607,7 @@ impl QueuePair for IwarpQp {
         }
         let dev = self.dev.upgrade().ok_or(PostError::State)?;
         let idx = u32::try_from(wr.window.0).map_err(|_| PostError::Unsupported)?;
-        let mut inner = lock(&self.inner);
+        let mut inner = self.hold();
         let Phase::Up(up) = &mut inner.phase else {
             return Err(PostError::State);
         };
@@ -2595,7 +2654,7 @@ impl QueuePair for IwarpQp {
         if progress::inherited(self.gen) {
             return Err(DeviceError::State);
         }
-        let mut inner = lock(&self.inner);
+        let mut inner = self.hold();
         if !matches!(inner.phase, Phase::Idle) {
             return Err(DeviceError::State);
         }
@@ -2649,7 +2708,7 @@ impl QueuePair for IwarpQp {
         if progress::inherited(self.gen) {
             return Err(DeviceError::State);
         }
-        let mut inner = lock(&self.inner);
+        let mut inner = self.hold();
         let ev = match std::mem::replace(&mut inner.phase, Phase::Closed) {
             Phase::Up(mut up) if graceful => {
                 // Queued work finishes first (bounded by DRAIN_TIMEOUT);
@@ -2661,7 +2720,7 @@ impl QueuePair for IwarpQp {
                     up.stream.wake_at(deadline);
                 }
                 inner.phase = Phase::Up(up);
-                let (_, ev) = self.step(&mut inner);
+                let (_, ev) = self.step(&mut inner, true);
                 self.note_tx(&inner);
                 ev
             }
@@ -2698,7 +2757,7 @@ impl QueuePair for IwarpQp {
     }
 
     fn reset(&self) -> Result<(), DeviceError> {
-        let mut inner = lock(&self.inner);
+        let mut inner = self.hold();
         match inner.phase {
             Phase::Closed | Phase::Draining { .. } | Phase::Idle => {
                 self.flush_pre_recv(&mut inner);
@@ -2710,7 +2769,7 @@ impl QueuePair for IwarpQp {
     }
 
     fn local_addr(&self) -> Option<SocketAddr> {
-        match &lock(&self.inner).phase {
+        match &self.hold().phase {
             Phase::Up(up) => up.stream.stream.local_addr().ok(),
             Phase::Connecting { stream, .. } => stream.stream.local_addr().ok(),
             _ => None,
@@ -2718,7 +2777,7 @@ impl QueuePair for IwarpQp {
     }
 
     fn recv_outstanding(&self) -> (u32, u32) {
-        let inner = lock(&self.inner);
+        let inner = self.hold();
         let n = match &inner.phase {
             Phase::Up(up) => up.conn.recv_outstanding(),
             _ => inner.pre_recv.len(),
@@ -2774,7 +2833,7 @@ impl SharedReceiveQueue for IwarpSrq {
             .filter(|q| q.rnr_waiting.load(Ordering::Acquire))
             .collect();
         for q in waiting {
-            q.run(lock(&q.inner));
+            q.run(q.hold(), true);
         }
         Ok(())
     }
@@ -3242,8 +3301,9 @@ mod tests {
         assert_eq!(b.dev.dealloc_window(w), Err(DeviceError::NotFound));
     }
 
-    /// A receiver's poll leaves the acknowledgement of a Send for its next
-    /// step; if it never polls again, the progress thread sends it.
+    /// A receiver that polls until its receive completes and then stops:
+    /// the Send is acknowledged all the same (the step that placed it sent
+    /// the acknowledgement; nothing waits for a next poll).
     #[test]
     fn an_acknowledgement_left_by_a_poller_that_stops_still_goes_out() {
         let v = connected(1);
@@ -3826,13 +3886,14 @@ mod tests {
         };
         assert!(!readable(&b.cq, 0), "nothing arrived yet");
         let cq = b.cq.clone();
-        // A sleeper says so: the progress thread then leaves the
-        // connection to it.
-        cq.waiting(true);
+        // A sleeper arms the queue: it wakes for the data (which it would
+        // place itself) or, if the progress thread placed it first, for
+        // the completion.
+        cq.clear_notification();
+        cq.arm(false);
         let waiter = std::thread::spawn(move || {
             let t = Instant::now();
             let woke = readable(&cq, DEADLINE.as_millis() as u16);
-            cq.waiting(false);
             (woke, t.elapsed())
         });
         std::thread::sleep(Duration::from_millis(50));

@@ -1,13 +1,5 @@
-//! The background progress thread: runs the engine of connections nobody
-//! else is driving.
-//!
-//! Application threads drive their own connections (posting writes the
-//! socket, polling and waiting read it), so the latency path has no thread
-//! hop. This thread steps in for what no application thread is doing:
-//! RDMA Reads and Writes that target an idle application, connection
-//! requests and MPA exchanges, a send queue that filled the socket while
-//! its poster went to sleep, and every timer (connect, accept and RTR
-//! deadlines, receiver-not-ready expiry, graceful-close drain).
+//! The background progress thread: the software NIC's engine, which moves
+//! data on arrival whether or not an application thread is in the library.
 //!
 //! - One thread per process, started when the first [`Source`] is
 //!   registered and ended when the last one goes (the last close); it is
@@ -15,30 +7,27 @@
 //!   child has no such thread and must not use what it inherited: a
 //!   registration in the child starts a fresh engine (new epoll instance)
 //!   and the parent's is left alone.
-//! - Descriptors are watched one-shot and edge-triggered, for input, and
-//!   for output only while the source has bytes waiting for socket space
-//!   ([`Run::output`]). A source run must consume everything it can (the
-//!   engines do: they read and write until `EWOULDBLOCK`) or ask to be run
-//!   again at a time; the descriptor is re-armed after the run.
-//! - Stepping aside: a source exposes an activity counter (its completion
-//!   queues' polls) and whether a thread sleeps on its queues. If the
-//!   counter moved since the thread last looked, or someone sleeps there,
-//!   an application thread is driving the source: the thread leaves its
-//!   descriptor disarmed (so packets for a busy-polled connection never
-//!   wake it, which on a small machine would preempt the poller) and looks
-//!   again after 1 ms, doubling up to 8 ms while the application stays
-//!   active; it takes over once the counter has stood still for 10 ms (a
-//!   poller the scheduler keeps off its core for a while has not
-//!   stopped). A source nobody polls is run at once. An application
-//!   thread about to sleep ([`hand_over`], from the device's `idle`) ends
-//!   that grace period at once for every source left for polling: it will
-//!   not poll them, so waiting out the 10 ms would only delay them (a
-//!   connection's teardown or setup seen by a thread that now sleeps on a
-//!   connection EVD, for example).
-//! - Priority: the thread runs at the process's normal priority. A lower
-//!   one (tried: nice 19) lets busy application threads starve it while it
-//!   holds a queue pair's lock, and then their polls spin on that lock; the
-//!   stepping aside above is what keeps it off polled connections.
+//! - Every descriptor is watched edge-triggered, for input and output, all
+//!   the time: a new arrival (data, a close, a connection) or new socket
+//!   space after a write that found none wakes the thread, which runs the
+//!   source at once. Nothing is ever re-armed, and an idle connection costs
+//!   nothing (TCP reports socket space only after a write was refused, so
+//!   a connection that is not backed up never wakes the thread for output).
+//! - Applications that poll or wait still drive their own queue pairs with
+//!   no thread hop (they usually get there first); the thread runs a
+//!   source whether or not an application drives it, so data placement,
+//!   RDMA Read responses and acknowledgements never wait for the
+//!   application. A source the thread finds busy (an application thread
+//!   holds it) is handed to the holder, which runs it again when it lets
+//!   go ([`Source::run`] says how; the queue pairs' "kick").
+//! - Timers: a source may ask to be run at a time (connect, accept and RTR
+//!   deadlines, receiver-not-ready expiry, graceful-close drain), or at
+//!   once again (it stopped at a budget with more already there: no new
+//!   edge will say so). Timers are never part of the data path.
+//! - Priority: the thread runs at the process's normal priority; a
+//!   sleeping thread that wakes preempts a spinning one promptly on Linux's
+//!   schedulers, so an application spinning on every core still gets its
+//!   data placed.
 //! - Locks: the engine's own mutex guards the source table and the timer
 //!   heap, and is never held while a source runs. Sources may register,
 //!   unregister and schedule while holding their own locks (order: source
@@ -49,7 +38,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -58,72 +47,31 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use crate::sync::lock_anyway as lock;
 
-/// How long the thread first stays away from a source an application
-/// drives, and the longest.
-const STEP_ASIDE: Duration = Duration::from_millis(1);
-const STEP_ASIDE_MAX: Duration = Duration::from_millis(8);
-/// How long after an application last polled a source the thread still
-/// counts it as driven (longer than a poller is typically kept off its
-/// core by the scheduler).
-const ACTIVE: Duration = Duration::from_millis(10);
-
 /// What a source run asks for next.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Run {
-    /// Run again at this time regardless of readiness.
+    /// Run again at this time regardless of readiness (`now` to run again
+    /// as soon as the thread has served the others).
     pub at: Option<Instant>,
-    /// Bytes wait for socket space: wake on writability too.
-    pub output: bool,
 }
+
 /// Epoll data of the control eventfd.
 const WAKE: u64 = u64::MAX;
 
 /// Something the progress thread runs: a connection, a listener.
 pub trait Source: Send + Sync {
-    /// Runs once without blocking (its descriptor is ready or its time has
-    /// come).
+    /// Runs once without blocking (its descriptor got ready or its time
+    /// has come). It must take everything that is there, or hand the work
+    /// to whoever holds it, or ask to run again: no new edge comes for
+    /// what has already arrived.
     fn run(&self) -> Run;
-    /// Moves whenever an application thread drives the source (0 for
-    /// sources only the thread drives).
-    fn activity(&self) -> u64 {
-        0
-    }
-    /// An application thread sleeps on the source's completion queues.
-    fn sleeping(&self) -> bool {
-        false
-    }
-    /// A sleeping application thread will drive the source itself (it
-    /// wakes on the same readiness): true unless the source has work that
-    /// no input will wake it for (output waiting for socket space).
-    fn attended(&self) -> bool {
-        false
-    }
-    /// Work left for the application's next step that must not wait past
-    /// this time: the thread runs the source then even while it is polled.
-    fn due_by(&self) -> Option<Instant> {
-        None
-    }
 }
 
 struct Entry {
     src: Weak<dyn Source>,
-    /// The activity count when the thread last looked.
-    seen: u64,
     /// The time the source asked for (stale heap entries are skipped).
     due: Option<Instant>,
     fd: RawFd,
-    /// How long to stay away next while an application drives it.
-    aside: Duration,
-    /// Shared with the [`Reg`].
-    flags: Arc<Flags>,
-    /// When the thread last saw the activity counter move.
-    moved_at: Option<Instant>,
-    /// Away because an application polled it (counted in
-    /// [`Engine::polled_away`]), not because a thread sleeps on it.
-    polled: bool,
-    /// [`HANDOVER`] at the last look: when it moved since, a thread went
-    /// to sleep and the polls seen before do not count.
-    epoch: u64,
 }
 
 struct Table {
@@ -141,20 +89,12 @@ struct Engine {
     table: Mutex<Table>,
 }
 
-/// Moves at each [`hand_over`].
-static HANDOVER: AtomicU64 = AtomicU64::new(0);
-
-/// Entries of this process's engine away because an application polled
-/// them (reset in a forked child, whose engine starts empty).
-static POLLED_AWAY: AtomicUsize = AtomicUsize::new(0);
-
 /// Counts fork()s into a child (set by a `pthread_atfork` handler).
 static FORK_GEN: AtomicU32 = AtomicU32::new(0);
 static ATFORK: std::sync::Once = std::sync::Once::new();
 
 extern "C" fn forked_child() {
     FORK_GEN.fetch_add(1, Ordering::Relaxed);
-    POLLED_AWAY.store(0, Ordering::Relaxed);
 }
 
 /// The current fork generation: objects remember it at creation, and one
@@ -210,16 +150,9 @@ fn engine() -> std::io::Result<Arc<Engine>> {
     Ok(e)
 }
 
-fn interest(output: bool) -> EpollFlags {
-    let f = EpollFlags::EPOLLIN
-        | EpollFlags::EPOLLRDHUP
-        | EpollFlags::EPOLLET
-        | EpollFlags::EPOLLONESHOT;
-    if output {
-        f | EpollFlags::EPOLLOUT
-    } else {
-        f
-    }
+/// Input, a close by the peer, socket space: every edge.
+fn interest() -> EpollFlags {
+    EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT | EpollFlags::EPOLLRDHUP | EpollFlags::EPOLLET
 }
 
 /// A registration with the progress thread; dropping it unregisters (do so
@@ -227,46 +160,23 @@ fn interest(output: bool) -> EpollFlags {
 pub struct Reg {
     engine: Arc<Engine>,
     token: u64,
-    fd: RawFd,
-    flags: Arc<Flags>,
-}
-
-/// What an entry and its [`Reg`] share.
-#[derive(Default)]
-struct Flags {
-    /// Set while the thread stays away (a recheck is scheduled).
-    away: AtomicBool,
-    /// Output was wanted: the next run arms for writability. Paired with
-    /// `away` (both sequentially consistent) so that a want racing the
-    /// thread's return is seen by one side.
-    want: AtomicBool,
 }
 
 /// Watches `fd` (edge-triggered, input and output) and runs `src` when it
 /// becomes ready. Starts the thread if needed.
 pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Reg> {
     let engine = engine()?;
-    let seen = src.upgrade().map_or(0, |s| s.activity());
-    let flags = Arc::new(Flags::default());
     let (token, start) = {
         let mut t = lock(&engine.table);
         let token = t.next_token;
         t.next_token += 1;
-        engine
-            .epoll
-            .add(fd, EpollEvent::new(interest(true), token))?;
+        engine.epoll.add(fd, EpollEvent::new(interest(), token))?;
         t.entries.insert(
             token,
             Entry {
                 src,
-                seen,
                 due: None,
                 fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
-                aside: STEP_ASIDE,
-                flags: flags.clone(),
-                moved_at: None,
-                polled: false,
-                epoch: HANDOVER.load(Ordering::SeqCst),
             },
         );
         let start = !t.running;
@@ -295,12 +205,7 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
             return Err(err);
         }
     }
-    Ok(Reg {
-        engine,
-        token,
-        fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
-        flags,
-    })
+    Ok(Reg { engine, token })
 }
 
 impl Reg {
@@ -323,38 +228,12 @@ impl Reg {
     }
 }
 
-impl Reg {
-    /// Output waits for socket space: wake the thread when the socket
-    /// becomes writable. No user-space lock (the owner calls it when its
-    /// output first blocks). No system call while the thread stays away
-    /// from an application-driven source: it arms for the output when it
-    /// comes back.
-    pub fn want_output(&self) {
-        self.flags.want.store(true, Ordering::SeqCst);
-        if self.flags.away.load(Ordering::SeqCst) {
-            tracing::trace!(tok = self.token, "progress: output wanted while away");
-            return;
-        }
-        tracing::trace!(tok = self.token, "progress: output wanted");
-        // `want` stays set: a run ending now re-arms the descriptor after
-        // this call, and must keep the output interest (epoll reports an
-        // event only if it matches the interest in force when it is read).
-        // SAFETY: the descriptor stays open while its `Reg` lives.
-        let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
-        let mut ev = EpollEvent::new(interest(true), self.token);
-        let _ = self.engine.epoll.modify(fd, &mut ev);
-    }
-}
-
 impl Drop for Reg {
     fn drop(&mut self) {
         let mut t = lock(&self.engine.table);
         // In a forked child the parent's epoll instance is shared: leave it.
         let ours = self.engine.pid == std::process::id();
         let ent = t.entries.remove(&self.token);
-        if ours && ent.as_ref().is_some_and(|e| e.polled) {
-            POLLED_AWAY.fetch_sub(1, Ordering::Relaxed);
-        }
         if let Some(ent) = ent.filter(|_| ours) {
             // SAFETY: the owner drops its registration before closing the
             // descriptor, so `ent.fd` is still open here.
@@ -369,26 +248,6 @@ impl Drop for Reg {
     }
 }
 
-/// An application thread is about to sleep: the sources it was polling
-/// are run as soon as something happens on them (or now, for those away
-/// for activity) instead of after the grace period given to a poller that
-/// may only have lost its core. Costs one atomic add when nothing is away
-/// for activity.
-pub fn hand_over() {
-    HANDOVER.fetch_add(1, Ordering::SeqCst);
-    if POLLED_AWAY.load(Ordering::SeqCst) == 0 {
-        return;
-    }
-    let e = {
-        let g = lock(&ENGINE);
-        match g.as_ref() {
-            Some(e) if e.pid == std::process::id() => e.clone(),
-            _ => return,
-        }
-    };
-    let _ = e.wake.write(1);
-}
-
 /// True while a progress thread serves this process.
 pub fn running() -> bool {
     let g = lock(&ENGINE);
@@ -397,18 +256,23 @@ pub fn running() -> bool {
         .is_some_and(|e| lock(&e.table).running)
 }
 
-static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static LOOKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static RUNS: AtomicU64 = AtomicU64::new(0);
+static HANDED: AtomicU64 = AtomicU64::new(0);
 
-/// (sources run, sources looked at) by progress threads so far.
+/// (sources run, runs handed to an application thread that held the
+/// source) by progress threads so far.
 pub fn stats() -> (u64, u64) {
-    (RUNS.load(Ordering::Relaxed), LOOKS.load(Ordering::Relaxed))
+    (RUNS.load(Ordering::Relaxed), HANDED.load(Ordering::Relaxed))
+}
+
+/// Counts a run the thread handed to the source's holder.
+pub fn note_handed() {
+    HANDED.fetch_add(1, Ordering::Relaxed);
 }
 
 fn serve(engine: Arc<Engine>) {
     let mut events = [EpollEvent::empty(); 64];
     let mut due: Vec<u64> = Vec::with_capacity(64);
-    let mut handed = 0u64;
     loop {
         let timeout = {
             let mut t = lock(&engine.table);
@@ -431,7 +295,7 @@ fn serve(engine: Arc<Engine>) {
             Ok(n) => n,
             Err(nix::errno::Errno::EINTR) => 0,
             Err(_) => {
-                std::thread::sleep(STEP_ASIDE);
+                std::thread::sleep(Duration::from_millis(1));
                 0
             }
         };
@@ -446,16 +310,6 @@ fn serve(engine: Arc<Engine>) {
         let now = Instant::now();
         {
             let mut t = lock(&engine.table);
-            let h = HANDOVER.load(Ordering::SeqCst);
-            if h != handed {
-                handed = h;
-                due.extend(
-                    t.entries
-                        .iter()
-                        .filter(|(_, e)| e.polled)
-                        .map(|(&tok, _)| tok),
-                );
-            }
             while let Some(&Reverse((at, tok))) = t.timers.peek() {
                 if at > now {
                     break;
@@ -477,95 +331,27 @@ fn serve(engine: Arc<Engine>) {
     }
 }
 
-/// Runs one source unless an application drives it.
+/// Runs one source and keeps the time it asks for.
 fn run_one(engine: &Engine, tok: u64) {
-    let (src, seen, aside, moved_at, fresh) = {
+    let src = {
+        let t = lock(&engine.table);
+        let Some(src) = t.entries.get(&tok).and_then(|e| e.src.upgrade()) else {
+            return;
+        };
+        src
+    };
+    RUNS.fetch_add(1, Ordering::Relaxed);
+    let run = src.run();
+    tracing::trace!(tok, at = ?run.at, "progress: ran");
+    if let Some(at) = run.at {
         let mut t = lock(&engine.table);
-        let Some(e) = t.entries.get_mut(&tok) else {
-            return;
-        };
-        let Some(src) = e.src.upgrade() else {
-            return;
-        };
-        let h = HANDOVER.load(Ordering::SeqCst);
-        let fresh = std::mem::replace(&mut e.epoch, h) != h;
-        (src, e.seen, e.aside, e.moved_at, fresh)
-    };
-    LOOKS.fetch_add(1, Ordering::Relaxed);
-    let act = src.activity();
-    let now = Instant::now();
-    // Driven: the counter moved since the last look, a thread sleeps on
-    // the queues, or the counter moved less than ACTIVE ago (a poller that
-    // merely lost its core for a while has not stopped).
-    // While a thread sleeps on the queues the counter says nothing: the
-    // sleeper drives the source unless output is waiting, which it does
-    // not wake for.
-    // A source handed over by a thread going to sleep forgets the polls
-    // before that.
-    let moved = act != seen && !fresh;
-    let moved_at = moved_at.filter(|_| !fresh);
-    let sleeping = src.sleeping();
-    let driven = if sleeping {
-        src.attended()
-    } else {
-        moved || moved_at.is_some_and(|t| now.saturating_duration_since(t) < ACTIVE)
-    };
-    // Work the poller left that cannot wait for it any longer.
-    let due_by = if driven { src.due_by() } else { None };
-    let driven = driven && due_by.is_none_or(|d| now < d);
-    let polled = driven && !sleeping;
-    tracing::trace!(tok, act, seen, fresh, sleeping, driven, "progress: look");
-    let run = if driven {
-        // Leave the descriptor disarmed; look again later.
-        Run {
-            // Work left by the poller: look again soon (not as late as
-            // the doubling allows) to see whether it is still stepping.
-            at: Some(now + if due_by.is_some() { STEP_ASIDE } else { aside }),
-            output: false,
-        }
-    } else {
-        RUNS.fetch_add(1, Ordering::Relaxed);
-        src.run()
-    };
-    let mut t = lock(&engine.table);
-    if let Some(e) = t.entries.get_mut(&tok) {
-        e.seen = act;
-        if moved {
-            e.moved_at = Some(now);
-        } else if fresh {
-            e.moved_at = None;
-        }
-        if e.polled != polled {
-            e.polled = polled;
-            if polled {
-                POLLED_AWAY.fetch_add(1, Ordering::Relaxed);
-            } else {
-                POLLED_AWAY.fetch_sub(1, Ordering::Relaxed);
-            }
-        }
-        e.flags.away.store(driven, Ordering::SeqCst);
-        if driven {
-            e.aside = (aside * 2).min(STEP_ASIDE_MAX);
-        } else {
-            e.aside = STEP_ASIDE;
-            // Output wanted while away (or while this run was ending: the
-            // owner saw `away` still set and left it to us).
-            let output = run.output | e.flags.want.swap(false, Ordering::SeqCst);
-            tracing::trace!(tok, output, at = ?run.at.map(|a| a - now), "progress: ran");
-            // SAFETY: registered descriptors stay open until their `Reg`
-            // is dropped, which removes the entry under this lock first.
-            let fd = unsafe { BorrowedFd::borrow_raw(e.fd) };
-            let mut ev = EpollEvent::new(interest(output), tok);
-            let _ = engine.epoll.modify(fd, &mut ev);
-        }
-        if let Some(at) = run.at {
+        if let Some(e) = t.entries.get_mut(&tok) {
             if e.due.is_none_or(|d| at < d) {
                 e.due = Some(at);
                 t.timers.push(Reverse((at, tok)));
             }
         }
     }
-    drop(t);
     // The source's last reference may be this one: dropped outside the
     // table lock (its Drop unregisters).
     drop(src);
@@ -576,39 +362,21 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::os::unix::net::UnixStream;
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::atomic::AtomicUsize;
 
     struct Count {
         runs: AtomicUsize,
-        act: AtomicU64,
-        sleeping: std::sync::atomic::AtomicBool,
         sock: UnixStream,
         again: Mutex<Option<Instant>>,
-        /// Wants output from inside the next run (as an application
-        /// thread would right after the run let go of its lock).
-        want_in_run: Mutex<Option<Arc<Reg>>>,
     }
     impl Source for Count {
         fn run(&self) -> Run {
             let mut b = [0u8; 64];
             while std::io::Read::read(&mut &self.sock, &mut b).is_ok_and(|n| n > 0) {}
             self.runs.fetch_add(1, Ordering::SeqCst);
-            if let Some(r) = lock(&self.want_in_run).take() {
-                r.want_output();
-            }
             Run {
                 at: lock(&self.again).take(),
-                output: false,
             }
-        }
-        fn activity(&self) -> u64 {
-            self.act.load(Ordering::SeqCst)
-        }
-        fn sleeping(&self) -> bool {
-            self.sleeping.load(Ordering::SeqCst)
-        }
-        fn attended(&self) -> bool {
-            self.sleeping.load(Ordering::SeqCst)
         }
     }
 
@@ -625,120 +393,53 @@ mod tests {
         b.set_nonblocking(true).expect("nb");
         let c = Arc::new(Count {
             runs: AtomicUsize::new(0),
-            act: AtomicU64::new(0),
-            sleeping: std::sync::atomic::AtomicBool::new(false),
             sock: b,
             again: Mutex::new(None),
-            want_in_run: Mutex::new(None),
         });
         (c, a)
     }
 
     #[test]
-    fn readiness_timers_and_stepping_aside() {
+    fn every_arrival_and_every_timer_runs_the_source() {
         let (c, peer) = count();
         let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
         let reg = register(c.sock.as_fd(), w).expect("register");
-        let base = c.runs.load(Ordering::SeqCst);
-        (&peer).write_all(b"x").expect("write");
-        until("run on input", || c.runs.load(Ordering::SeqCst) > base);
-
+        // Each arrival is an edge of its own: the source runs for each,
+        // with nothing re-armed in between.
+        for k in 0..20u8 {
+            let base = c.runs.load(Ordering::SeqCst);
+            (&peer).write_all(&[k]).expect("write");
+            until("run on input", || c.runs.load(Ordering::SeqCst) > base);
+        }
         // A timer.
         let base = c.runs.load(Ordering::SeqCst);
         reg.schedule(Instant::now() + Duration::from_millis(20));
         until("run at the time", || c.runs.load(Ordering::SeqCst) > base);
-
-        // An application thread sleeps on it: the thread steps aside
-        // however long that lasts, and runs it once the sleeper is gone.
-        c.sleeping.store(true, Ordering::SeqCst);
+        // "Again at once" from a run.
         let base = c.runs.load(Ordering::SeqCst);
-        (&peer).write_all(b"y").expect("write");
-        std::thread::sleep(Duration::from_millis(40));
-        assert_eq!(c.runs.load(Ordering::SeqCst), base, "stepped aside");
-        c.sleeping.store(false, Ordering::SeqCst);
-        until("run once the application is gone", || {
-            c.runs.load(Ordering::SeqCst) > base
-        });
-
-        // An application polls it: a moved counter sends the thread away
-        // (looked at once, then later).
-        let base = c.runs.load(Ordering::SeqCst);
-        c.act.fetch_add(1, Ordering::SeqCst);
-        (&peer).write_all(b"z").expect("write");
-        until("run after stepping aside once", || {
-            c.runs.load(Ordering::SeqCst) > base
-        });
-        drop(reg);
-    }
-
-    #[test]
-    fn output_wanted_as_the_thread_comes_back_is_not_lost() {
-        let (c, peer) = count();
-        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
-        let reg = Arc::new(register(c.sock.as_fd(), w).expect("register"));
-        // Polled: the thread stays away (and looks again).
-        c.act.fetch_add(1, Ordering::SeqCst);
-        let base = c.runs.load(Ordering::SeqCst);
-        *lock(&c.want_in_run) = Some(reg.clone());
+        *lock(&c.again) = Some(Instant::now());
         (&peer).write_all(b"x").expect("write");
-        // The polls stop; the thread comes back and runs the source, and
-        // output is wanted during that run, while `away` still reads set.
-        until("run once the polls stopped", || {
-            c.runs.load(Ordering::SeqCst) > base
-        });
-        // The socket is writable: armed for output, the thread runs it
-        // again although no input came.
-        until("run again for the output", || {
-            c.runs.load(Ordering::SeqCst) > base + 1
+        until("run on input and again", || {
+            c.runs.load(Ordering::SeqCst) >= base + 2
         });
         drop(reg);
     }
 
     #[test]
-    fn output_wanted_during_a_run_survives_the_rearm() {
-        let (c, peer) = count();
-        let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
-        let reg = Arc::new(register(c.sock.as_fd(), w).expect("register"));
-        let base = c.runs.load(Ordering::SeqCst);
-        // Nobody polls: the thread runs the source at once, and output is
-        // wanted during that run (the thread is not away).
-        *lock(&c.want_in_run) = Some(reg.clone());
-        (&peer).write_all(b"x").expect("write");
-        until("run on input", || c.runs.load(Ordering::SeqCst) > base);
-        until("run again for the output", || {
-            c.runs.load(Ordering::SeqCst) > base + 1
-        });
-        drop(reg);
-    }
-
-    #[test]
-    fn a_thread_going_to_sleep_hands_its_sources_over() {
+    fn an_idle_source_is_not_run() {
         let (c, peer) = count();
         let w: Weak<dyn Source> = Arc::downgrade(&(c.clone() as Arc<dyn Source>));
         let reg = register(c.sock.as_fd(), w).expect("register");
-        let stop = Arc::new(AtomicBool::new(false));
-        // A poller keeps the activity counter moving.
-        let poller = {
-            let (c, stop) = (c.clone(), stop.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
-                    c.act.fetch_add(1, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-            })
-        };
-        std::thread::sleep(Duration::from_millis(5));
+        // Registering a writable socket may run it once (its first edge).
+        std::thread::sleep(Duration::from_millis(30));
         let base = c.runs.load(Ordering::SeqCst);
-        (&peer).write_all(b"x").expect("write");
-        // Polled: left alone (for as long as the poller polls; not
-        // asserted, other tests in this process may hand over too).
-        std::thread::sleep(Duration::from_millis(40));
-        hand_over();
-        until("run once handed over", || {
-            c.runs.load(Ordering::SeqCst) > base
-        });
-        stop.store(true, Ordering::SeqCst);
-        poller.join().expect("poller");
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            c.runs.load(Ordering::SeqCst),
+            base,
+            "no run without an edge"
+        );
         drop(reg);
+        drop(peer);
     }
 }
