@@ -363,7 +363,7 @@ TEST(QUEUE_50K_post_50000_receives_and_stream_50000_sends)
 
 /* ---- one EVD for receive and request completions ---------------------------- */
 
-#define SH_ITER 5000
+#define SH_ITER 10000
 #define SH_MAX 4096
 #define SH_NRECV 4
 #define SH_NSEND 4

@@ -1,6 +1,6 @@
 /*
  * Consumer patterns that sleep in the library between messages: a
- * ping-pong of thousands of Send/Recv messages (1 B - 1 KiB, data checked)
+ * ping-pong of 20,000 round trips of Send/Recv (1 B - 1 KiB, data checked)
  * where each side blocks for every completion, with a CNO in the picture.
  *
  *   EVD_WAIT_CNO_*  both DTO EVDs attached to a CNO (as programs that may
@@ -16,7 +16,7 @@
 #include "consumer.h"
 
 #ifndef NW_ITER
-#define NW_ITER 5000
+#define NW_ITER 20000
 #endif
 #define NW_MAX 1024
 #define NW_NRECV 2
