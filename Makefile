@@ -40,18 +40,22 @@ UNIT_SRC  := $(wildcard ctests/unit/*.c)
 ABI_SRC   := $(wildcard ctests/abi/*.c)
 EP_SRC    := $(wildcard ctests/ep/*.c)
 EXT_SRC   := $(wildcard ctests/examples/*.c)
+CONS_SRC  := $(wildcard ctests/consumer/*.c)
 REG_SRC   := $(filter-out %_provider.c,$(wildcard ctests/registry/*.c))
 PROV_SRC  := $(wildcard ctests/registry/*_provider.c)
 UNIT_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(UNIT_SRC))
 ABI_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(ABI_SRC))
 EP_BIN    := $(patsubst ctests/%.c,$(CTOUT)/%,$(EP_SRC))
 EXT_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(EXT_SRC))
+CONS_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(CONS_SRC))
 REG_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(REG_SRC))
 PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC))
-CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN) $(EXT_BIN)
+CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN) $(EXT_BIN) $(CONS_BIN)
 # Under valgrind: every local-object program, the example, and of the
 # two-process endpoint programs the end-to-end ones (the rest repeat the
-# same paths with many timed waits, and EPC-17 creates 65536 EPs).
+# same paths with many timed waits, and EPC-17 creates 65536 EPs). Not the
+# consumer patterns (ctests/consumer/): thousands of iterations each, time
+# bounds on progress, and memory polled while the library writes it.
 VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
                 $(filter %/e2e_smoke %/dto_e2e %/e2e_threads %/e2e_race,$(EP_BIN))
 # Under helgrind and drd: the threaded end-to-end programs.
@@ -100,6 +104,9 @@ $(CTOUT)/%: ctests/%.c ctests/common/ctest.h ctests/common/waiter.h ctests/commo
 
 # The connection tests share a helper header.
 $(filter $(CTOUT)/ep/conn_%,$(EP_BIN)): ctests/ep/conn_util.h
+
+# The consumer patterns share theirs.
+$(CONS_BIN): ctests/consumer/consumer.h
 
 $(CTOUT)/registry/lib%.so: ctests/registry/%.c include/dat/udat.h $(LIBOUT)/libdat.so.1
 	@mkdir -p $(dir $@)
