@@ -349,8 +349,10 @@ impl Args {
                 );
             }
         }
-        let test = self.test().unwrap_or(Test::Send);
-        if test == Test::Idle {
+        // A client's test (send by default); a server without -t adopts
+        // the client's, which its own checks then judge.
+        let test = self.test().or(self.host.is_some().then_some(Test::Send));
+        if test == Some(Test::Idle) {
             if self.all || self.size.is_some() {
                 return Err("-t idle sends no data: -a and -s do not apply".into());
             }
@@ -369,10 +371,10 @@ impl Args {
                 );
             }
         }
-        if self.wait == Some(Wait::Mem) && test == Test::Conn {
+        if self.wait == Some(Wait::Mem) && test == Some(Test::Conn) {
             return Err("--wait mem polls message buffers: it does not apply to -t conn".into());
         }
-        if self.peer == Some(Peer::Compute) {
+        if let (Some(Peer::Compute), Some(test)) = (self.peer, test) {
             let fits = test == Test::Read || (test == Test::Write && self.bw);
             if !fits {
                 return Err(
@@ -581,5 +583,10 @@ mod tests {
         let p = args(&["-t", "idle", "--duration", "0.5", "--wait", "evd", "h"]).params();
         assert_eq!((p.amount, p.wait), (Amount::DurationMs(500), Wait::Evd));
         assert!(args(&["-p", "0"]).validate().is_ok());
+        // A server adopts the client's test: --peer compute alone is fine.
+        assert!(args(&["--peer", "compute"]).validate().is_ok());
+        assert!(args(&["--peer", "compute", "-t", "send"])
+            .validate()
+            .is_err());
     }
 }
