@@ -6,9 +6,10 @@
 #   make check        every test layer: cargo tests, loom model, exports, C conformance tests
 #   make demo         build and run the demo program
 #   make examples     build the example programs into build/examples/
-#   make bench        time the local hot paths (ns per operation), then qp-bench and bench-ep
+#   make bench        time the local hot paths (ns per operation), then qp-bench, bench-ep and bench-progress
 #   make qp-bench     queue pairs (iWARP over loopback TCP) beside raw TCP
 #   make bench-ep     endpoints through the C API beside raw TCP and the queue pairs
+#   make bench-progress  asynchronous progress targets with dat-perf (memory polling, computing peer, CNO, streams, idle CPU)
 #   make tools        dat-info and dat-perf into build/bin/ (they load build/lib/libdat.so.1)
 #   make install PREFIX=/usr/local   library, headers, dat.pc, dat.conf.example, dat-info, dat-perf
 #   make valgrind     run the C tests once under valgrind
@@ -62,7 +63,7 @@ VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
 HELGRIND_BIN := $(filter %/e2e_threads %/e2e_race,$(EP_BIN))
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo examples tools bench qp-bench bench-ep install valgrind helgrind clippy fmt lint \
+        demo examples tools bench qp-bench bench-ep bench-progress install valgrind helgrind clippy fmt lint \
         header-modes dropin clean
 
 all: lib
@@ -168,12 +169,14 @@ $(BENCH_EP): ctests/bench/bench_ep.c ctests/bench/bench_util.c ctests/bench/benc
 	$(CC) $(CSTD) $(CWARN) -O2 -Iinclude -o $@ ctests/bench/bench_ep.c ctests/bench/bench_util.c $(LDFLAGS_T) -lm
 
 # The stub provider (third-party dispatch) is named in a dat.conf by path.
-# Then the queue pairs (qp-bench, its table kept in $(QP_OUT)) and the
-# endpoint layer through the C API beside them (bench-ep).
+# Then the queue pairs (qp-bench, its table kept in $(QP_OUT)), the
+# endpoint layer through the C API beside them (bench-ep) and the
+# asynchronous-progress targets (bench-progress).
 bench: lib $(BENCH_BIN) $(STUB_LIB)
 	$(BENCH_BIN) $(abspath $(STUB_LIB))
 	$(MAKE) qp-bench
 	$(MAKE) bench-ep
+	$(MAKE) bench-progress
 
 # Latency, bandwidth, message and connection rates of the iWARP queue pairs
 # next to the same patterns over raw TCP sockets (src/bin/qp_bench.rs).
@@ -189,6 +192,15 @@ qp-bench:
 # ($(QP_OUT)) when there are any (ctests/bench/bench_ep.c).
 bench-ep: lib $(BENCH_EP)
 	$(BENCH_EP) $(if $(wildcard $(QP_OUT)),--qp $(QP_OUT))
+
+# Asynchronous progress: dat-perf server and client over loopback (tcp0)
+# for each target (memory polling against dequeue polling, an RDMA Read
+# from a computing peer against a polling one, dat_cno_wait against
+# dat_evd_wait, one-message-in-flight streams against TCP's stream, an idle
+# pair's CPU), one table with the ratios (tools/src/bin/bench_progress.rs;
+# about a minute).
+bench-progress: tools
+	target/release/bench_progress --dat-perf $(BUILD)/bin/dat-perf
 
 # Example programs (examples/<name>/*.c, one program per file), linked
 # with -ldat like any application; the C tests in ctests/examples/ run them.

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 const LIB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../build/lib/libdat.so.1");
 const BIN: &str = env!("CARGO_BIN_EXE_dat-perf");
+const BENCH: &str = env!("CARGO_BIN_EXE_bench_progress");
 
 fn lib() -> &'static str {
     assert!(
@@ -509,6 +510,16 @@ fn usage_errors_exit_2() {
         &["-s", "9M", "127.0.0.1"],
         &["--lat", "--bw", "127.0.0.1"],
         &["--plot", "x.svg"],
+        &["-s", "8,1000", "127.0.0.1"],
+        &["-s", "64K-8", "127.0.0.1"],
+        &["--wait", "mem", "-t", "conn", "127.0.0.1"],
+        &["--peer", "compute", "-t", "send", "127.0.0.1"],
+        &["--peer", "compute", "-t", "write", "--lat", "127.0.0.1"],
+        &["--peer", "busy", "-t", "read", "127.0.0.1"],
+        &["-t", "idle", "-s", "8", "127.0.0.1"],
+        &["-t", "idle", "-n", "5", "127.0.0.1"],
+        &["-t", "idle", "--baseline", "tcp", "127.0.0.1"],
+        &["-p", "0", "127.0.0.1"],
     ] {
         let o = Proc::spawn(args, &[]).finish(Duration::from_secs(10));
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", o.stderr);
@@ -674,4 +685,272 @@ fn ipv6_loopback() {
         assert!(f(&r["baseline"], "mb_per_s") > 0.0, "{v}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server on a free qualifier (`-p 0`): the qualifier it printed.
+fn server_any(args: &[&str]) -> (Proc, String) {
+    let mut a = vec!["-p", "0"];
+    a.extend_from_slice(args);
+    let mut p = Proc::spawn(&a, &[]);
+    p.wait_line("waiting for a client", Duration::from_secs(10));
+    let line = p.seen.last().cloned().unwrap_or_default();
+    let q = line
+        .split("qualifier ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .unwrap_or_else(|| panic!("no qualifier in {line:?}"))
+        .to_string();
+    assert!(q.parse::<u64>().is_ok_and(|v| v > 0), "{line}");
+    (p, q)
+}
+
+/// Like `pair`, with the server on a free qualifier.
+fn pair_any(client_args: &[&str]) -> Output {
+    let (s, q) = server_any(&[]);
+    let mut a = vec!["-p", &q];
+    a.extend_from_slice(client_args);
+    a.push("127.0.0.1");
+    let c = Proc::spawn(&a, &[]).finish(DEADLINE);
+    let s = s.finish(DEADLINE);
+    assert!(
+        c.status.success(),
+        "client {client_args:?} failed: {}\n{}",
+        c.stderr,
+        c.stdout
+    );
+    assert!(s.status.success(), "server failed: {}", s.stderr);
+    c
+}
+
+/// Checks a run's JSON: its wait style and peer, one row per size with
+/// `iters` iterations and ordered latencies.
+fn check_rows(v: &serde_json::Value, wait: &str, peer: &str, sizes: &[u64], iters: u64) {
+    assert_eq!(v["wait"], wait, "{v}");
+    assert_eq!(v["peer"], peer, "{v}");
+    assert_eq!(v["check"], true, "{v}");
+    let rows = v["results"].as_array().expect("results");
+    assert_eq!(rows.len(), sizes.len(), "{v}");
+    for (r, &size) in rows.iter().zip(sizes) {
+        assert_eq!(r["size"].as_u64(), Some(size), "{r}");
+        assert_eq!(r["iterations"].as_u64(), Some(iters), "{r}");
+        let (min, med, p99) = (f(r, "t_min_us"), f(r, "t_median_us"), f(r, "t_p99_us"));
+        assert!(min > 0.0 && min <= med && med <= p99, "{r}");
+        assert!(f(r, "mb_per_s") > 0.0, "{r}");
+    }
+}
+
+/// --wait mem in every test and mode, two sizes each, data checked; the
+/// send ping-pong with its TCP baseline.
+#[test]
+fn wait_mem_in_every_test() {
+    for (test, mode, extra) in [
+        ("send", "--lat", &["--baseline", "tcp"][..]),
+        ("write", "--lat", &[]),
+        ("read", "--lat", &[]),
+        ("send", "--bw", &["--depth", "1"]),
+        ("write", "--bw", &["--depth", "4"]),
+        ("read", "--bw", &["--depth", "4"]),
+    ] {
+        let mut a = vec![
+            "-t", test, mode, "-s", "8,4K", "-n", "10", "--wait", "mem", "-c", "--json",
+        ];
+        a.extend_from_slice(extra);
+        let v = json(&pair_any(&a));
+        assert_eq!(v["test"], test);
+        check_rows(&v, "mem", "wait", &[8, 4096], 10);
+        if !extra.is_empty() && extra[0] == "--baseline" {
+            let b = &v["results"][1]["baseline"];
+            assert!(f(b, "t_median_us") > 0.0 && f(b, "ratio") > 0.0, "{b}");
+        }
+    }
+    // The table says what t_* are.
+    let out = pair_any(&[
+        "-t", "read", "--lat", "-s", "64", "-n", "5", "--wait", "mem",
+    ]);
+    assert!(
+        out.stdout.contains("wait mem")
+            && out.stdout.contains("last byte seen in memory")
+            && out.stdout.contains("64 B"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// --peer compute: reads (latency and bandwidth) and an RDMA Write stream
+/// from a server that makes no library call during a batch, data checked.
+#[test]
+fn computing_peer() {
+    for (test, mode, wait) in [
+        ("read", "--lat", "poll"),
+        ("read", "--lat", "mem"),
+        ("read", "--bw", "evd"),
+        ("write", "--bw", "poll"),
+        ("write", "--bw", "mem"),
+    ] {
+        let a = [
+            "-t", test, mode, "-s", "8,64K", "-n", "20", "--wait", wait, "--peer", "compute", "-c",
+            "--json",
+        ];
+        let v = json(&pair_any(&a));
+        check_rows(&v, wait, "compute", &[8, 65536], 20);
+    }
+    let out = pair_any(&["-t", "read", "-n", "5", "--peer", "compute"]);
+    assert!(out.stdout.contains("peer compute"), "{}", out.stdout);
+}
+
+/// --wait mem and --peer compute still catch a corrupted byte (and a
+/// corrupted tag: size 1).
+#[test]
+fn mem_and_compute_catch_a_corrupted_byte() {
+    let cases = [
+        (
+            &["-t", "send", "--lat", "-s", "1"][..],
+            "client",
+            "iteration 3, byte 0",
+        ),
+        (
+            &["-t", "write", "--lat", "-s", "4K"],
+            "client",
+            "iteration 3, byte 2048",
+        ),
+        (
+            &["-t", "read", "--lat", "-s", "4K"],
+            "server",
+            "iteration 3, byte 2048",
+        ),
+        (
+            &["-t", "send", "--bw", "-s", "4K"],
+            "client",
+            "iteration 3, byte 2048",
+        ),
+        (
+            &["-t", "write", "--bw", "-s", "1"],
+            "client",
+            "iteration 3, byte 0",
+        ),
+        (
+            &["-t", "read", "--bw", "-s", "4K", "--peer", "compute"],
+            "server",
+            "iteration 3, byte 2048",
+        ),
+        (
+            &["-t", "write", "--bw", "-s", "4K", "--peer", "compute"],
+            "client",
+            "iteration 3, byte 2048",
+        ),
+    ];
+    for (args, who, what) in cases {
+        let corrupt = [("DAT_PERF_CORRUPT", "3")];
+        let (senv, cenv): (&[Env], &[Env]) = if who == "server" {
+            (&corrupt, &[])
+        } else {
+            (&[], &corrupt)
+        };
+        let mut s = Proc::spawn(&["-p", "0"], senv);
+        s.wait_line("waiting for a client", Duration::from_secs(10));
+        let line = s.seen.last().cloned().unwrap_or_default();
+        let q = line
+            .split("qualifier ")
+            .nth(1)
+            .and_then(|r| r.split(':').next())
+            .expect("qualifier")
+            .to_string();
+        let mut a = vec!["-p", &q, "-n", "10", "-c", "--wait", "mem"];
+        a.extend_from_slice(args);
+        a.push("127.0.0.1");
+        let c = Proc::spawn(&a, cenv).finish(DEADLINE);
+        let s = s.finish(DEADLINE);
+        let m = format!("data mismatch at {what}");
+        one_line_error(&c, &m);
+        one_line_error(&s, &m);
+    }
+}
+
+/// -t idle: both sides' CPU over the period, as JSON and as a table.
+#[test]
+fn idle_pair() {
+    for wait in ["mem", "evd", "cno"] {
+        let v = json(&pair_any(&[
+            "-t",
+            "idle",
+            "--duration",
+            "0.4",
+            "--wait",
+            wait,
+            "--json",
+        ]));
+        assert_eq!(v["test"], "idle");
+        assert_eq!(v["wait"], wait);
+        assert_eq!(v["duration_s"].as_f64(), Some(0.4));
+        assert_eq!(v["results"].as_array().map(Vec::len), Some(0));
+        for side in ["client", "server"] {
+            let x = &v["idle"][side];
+            let secs = f(x, "seconds");
+            assert!((0.35..5.0).contains(&secs), "{side}: {x}");
+            let cpu = f(x, "cpu_seconds");
+            assert!(cpu >= 0.0 && cpu < secs * 2.0, "{side}: {x}");
+            let pc = f(x, "percent_of_core");
+            assert!((pc - 100.0 * cpu / secs).abs() < 1e-6, "{side}: {x}");
+        }
+    }
+    // Spinning on dat_evd_dequeue shows: most of a core on each side.
+    let v = json(&pair_any(&[
+        "-t",
+        "idle",
+        "--duration",
+        "0.4",
+        "--wait",
+        "poll",
+        "--json",
+    ]));
+    assert!(f(&v["idle"]["client"], "percent_of_core") > 20.0, "{v}");
+    let out = pair_any(&["-t", "idle", "--duration", "0.2"]);
+    assert!(
+        out.stdout.contains("% of a core")
+            && out.stdout.contains("client")
+            && out.stdout.contains("server")
+            && out.stdout.contains("no library call"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// make bench-progress's program, with --quick counts: every target's
+/// rows, the data check, exit 0.
+#[test]
+fn bench_progress_quick() {
+    let out = Command::new(BENCH)
+        .args(["--quick", "--dat-perf", BIN])
+        .env("DAT_LIBRARY", lib())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run bench_progress");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "data check (-c",
+        "memory-polling latency, send ping-pong",
+        "memory-polling latency, write ping-pong",
+        "RDMA Read from a computing peer",
+        "dat_cno_wait send ping-pong",
+        "one-in-flight stream, send, wait mem",
+        "one-in-flight stream, write, wait cno",
+        "TCP stream",
+        "idle pair, no library call",
+        "0 run(s) failed",
+    ] {
+        assert!(stdout.contains(want), "{want:?} missing:\n{stdout}");
+    }
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+    // Rows: memory polling 3 sizes x 2 tests, computing peer 3 sizes, CNO
+    // 2 sizes, streams 4 sizes x 2 tests x 4 styles, idle 2.
+    let rows = stdout
+        .lines()
+        .filter(|l| l.ends_with(" met") || l.ends_with("NOT MET"))
+        .count();
+    assert_eq!(rows, 6 + 3 + 2 + 32 + 2, "{stdout}");
 }

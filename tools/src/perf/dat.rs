@@ -706,6 +706,18 @@ pub struct Psp {
 }
 
 impl Psp {
+    /// A service point on any free qualifier (dat_psp_create_any); the
+    /// qualifier it got.
+    pub fn create_any(ia: &Ia, cr: &Evd) -> Result<(Psp, u64), Error> {
+        let mut h = DAT_HANDLE_NULL;
+        let mut qual: DAT_CONN_QUAL = 0;
+        // SAFETY: live handles, out-pointers to locals.
+        check("dat_psp_create_any", unsafe {
+            (d().dat_psp_create_any)(ia.h, &mut qual, cr.h, DAT_PSP_CONSUMER_FLAG, &mut h)
+        })?;
+        Ok((Psp { h }, qual))
+    }
+
     pub fn create(ia: &Ia, qual: u64, cr: &Evd) -> Result<Psp, Error> {
         let mut h = DAT_HANDLE_NULL;
         // SAFETY: live handles, an out-pointer to a local.
@@ -827,7 +839,9 @@ impl Waiter<'_> {
     pub fn next_event(&self, what: &str) -> Result<DAT_EVENT, Error> {
         let deadline = Instant::now() + self.timeout;
         match self.wait {
-            Wait::Poll => self.next_poll(deadline, what),
+            // With --wait mem a side calls the library only once the data
+            // is there (or its send queue is full): then it dequeues.
+            Wait::Poll | Wait::Mem => self.next_poll(deadline, what),
             Wait::Evd => self.next_evd(deadline, what),
             Wait::Cno => self.next_cno(deadline, what),
         }
@@ -917,18 +931,80 @@ impl Waiter<'_> {
             if left.is_zero() {
                 return Err(self.timed_out(what));
             }
-            let mut evd = DAT_HANDLE_NULL;
-            // SAFETY: our CNO; an out-pointer to a local.
-            let rc = unsafe { (d().dat_cno_wait)(cno.h, timeout_us(left.min(SLICE)), &mut evd) };
-            if rc != DAT_SUCCESS {
-                // DAT 1.2 reports a CNO wait that timed out as
-                // DAT_QUEUE_EMPTY (some libraries say DAT_TIMEOUT_EXPIRED).
-                if !matches!(type_of(rc), DAT_QUEUE_EMPTY | DAT_TIMEOUT_EXPIRED) {
-                    return Err(dat_error("dat_cno_wait", rc));
+            self.cno_slice(cno, left)?;
+        }
+    }
+
+    /// One dat_cno_wait of at most a slice of `left`.
+    fn cno_slice(&self, cno: &Cno, left: Duration) -> Result<(), Error> {
+        let mut evd = DAT_HANDLE_NULL;
+        // SAFETY: our CNO; an out-pointer to a local.
+        let rc = unsafe { (d().dat_cno_wait)(cno.h, timeout_us(left.min(SLICE)), &mut evd) };
+        if rc != DAT_SUCCESS {
+            // DAT 1.2 reports a CNO wait that timed out as
+            // DAT_QUEUE_EMPTY (some libraries say DAT_TIMEOUT_EXPIRED).
+            if !matches!(type_of(rc), DAT_QUEUE_EMPTY | DAT_TIMEOUT_EXPIRED) {
+                return Err(dat_error("dat_cno_wait", rc));
+            }
+            self.check_conn()?;
+        }
+        Ok(())
+    }
+
+    /// An event of the DTO EVD before `until` (None when `until` passed),
+    /// waiting in the run's style; with mem no library call at all: the
+    /// thread sleeps until `until` (the idle test).
+    pub fn event_until(&self, until: Instant) -> Result<Option<DAT_EVENT>, Error> {
+        match self.wait {
+            Wait::Mem => {
+                std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                Ok(None)
+            }
+            Wait::Poll => {
+                let mut spins: u32 = 0;
+                loop {
+                    if let Some(ev) = self.dto.dequeue()? {
+                        return Ok(Some(ev));
+                    }
+                    spins = spins.wrapping_add(1);
+                    if spins % 4096 == 0 {
+                        self.check_conn()?;
+                        if Instant::now() >= until {
+                            return Ok(None);
+                        }
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+            Wait::Evd => loop {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok(None);
+                }
+                if let Some(ev) = self.dto.wait(left.min(SLICE))? {
+                    return Ok(Some(ev));
                 }
                 self.check_conn()?;
+            },
+            Wait::Cno => {
+                let cno = self.cno.expect("--wait cno has a CNO");
+                loop {
+                    if let Some(ev) = self.dto.dequeue()? {
+                        return Ok(Some(ev));
+                    }
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Ok(None);
+                    }
+                    self.cno_slice(cno, left)?;
+                }
             }
         }
+    }
+
+    /// Turns an event into a DTO completion (it must have succeeded).
+    pub fn dto(&self, ev: &DAT_EVENT, what: &str) -> Result<Dto, Error> {
+        self.dto_of(ev, what)
     }
 
     /// Waits for a connection event on the connection EVD.

@@ -15,6 +15,14 @@
 //! control receive only after the batch's last data receive, and the
 //! client sends END only after its last message completed; the client
 //! posts a control receive before each control message that has an answer.
+//!
+//! `--wait mem`: the receiver of the data polls the last byte of its buffer
+//! (`poll_mem`: volatile loads, no library call) for the iteration's tag,
+//! then calls the library (the completion that goes with the message, its
+//! own request completions). A buffer's last byte is cleared before the
+//! buffer is posted or handed to the peer again. `--peer compute`: the
+//! target of reads (and of write streams) computes during a batch until
+//! the client's end flag (an 8-byte RDMA Write into its flag page) lands.
 
 use std::cell::Cell;
 use std::net::{SocketAddr, TcpListener};
@@ -25,8 +33,9 @@ use crate::abi::*;
 
 use super::dat::{ep_attr, event_name, Cno, Dto, Ep, Evd, Ia, Pz, Region, Request, Waiter};
 use super::proto::{
-    corrupt, corrupt_offset, pattern, slots, tag, Batch, Ctl, CtlKind, Mismatch, Mode, Params,
-    RemoteBuf, Test, Transport, Wait, CONN_PD_LEN, CTL_LEN, MAGIC_CONN,
+    corrupt, corrupt_offset, flag_off, pattern, slots, tag, Batch, Ctl, CtlKind, Mismatch, Mode,
+    Params, Peer, RemoteBuf, Test, Transport, Wait, CONN_PD_LEN, CTL_LEN, FLAG_LEN, FLAG_PAGE,
+    MAGIC_CONN,
 };
 use super::stats::Samples;
 use super::tcp;
@@ -39,6 +48,7 @@ const K_SEND: u64 = 3;
 const K_RECV: u64 = 4;
 const K_WRITE: u64 = 5;
 const K_READ: u64 = 6;
+const K_FLAG: u64 = 7;
 const IDX_MASK: u64 = (1 << 56) - 1;
 
 fn ck(kind: u64, idx: u64) -> u64 {
@@ -58,6 +68,7 @@ fn kind_name(k: u64) -> &'static str {
         K_RECV => "Recv",
         K_WRITE => "RDMA Write",
         K_READ => "RDMA Read",
+        K_FLAG => "end flag RDMA Write",
         _ => "unknown DTO",
     }
 }
@@ -67,6 +78,8 @@ const CTL_SEND_OFF: u64 = 0;
 const CTL_RECV_OFF: u64 = 64;
 const CONN_SRC_OFF: u64 = 128;
 const CONN_DST_OFF: u64 = 192;
+/// The source of the end flag of `--peer compute`.
+const FLAG_SRC_OFF: u64 = 256;
 const CTL_REGION: u64 = 4096;
 
 /// The first of two mismatches (by iteration).
@@ -218,7 +231,7 @@ impl<'a> Session<'a> {
         let dto2 = Evd::create(ia, 16, DAT_EVD_DTO_FLAG, cno.as_ref())?;
         let conn2 = Evd::create(ia, 8, DAT_EVD_CONNECTION_FLAG, None)?;
         let pool = super::proto::pool_len(&p);
-        let data = Region::new(ia, &pz, 2 * pool)?;
+        let data = Region::new(ia, &pz, 2 * pool + FLAG_PAGE)?;
         let ctl = Region::new(ia, &pz, CTL_REGION)?;
         let reads = (p.depth as i32)
             .min(ia.max_rdma_read_in)
@@ -481,6 +494,152 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// `--wait mem`.
+    fn mem(&self) -> bool {
+        self.p.wait == Wait::Mem
+    }
+
+    /// `--wait mem`: spins on the byte at `off` of the data region until it
+    /// differs from `prev`, with volatile loads and no library call (the
+    /// clock is read every 4096 loads for the deadline); returns it.
+    fn poll_mem(&self, off: u64, prev: u8, what: &str) -> Result<u8, Error> {
+        let deadline = Instant::now() + self.timeout;
+        let mut spins = 0u32;
+        loop {
+            let v = self.data.load_volatile(off);
+            if v != prev {
+                // What the peer wrote before the last byte is visible too.
+                fence(Ordering::Acquire);
+                return Ok(v);
+            }
+            spins = spins.wrapping_add(1);
+            if spins % 4096 == 0 && Instant::now() > deadline {
+                // Only now the library: is the connection gone?
+                self.w().check_conn()?;
+                return Err(Error(format!(
+                    "timed out after {} s polling memory for {what}",
+                    self.timeout.as_secs_f64()
+                )));
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Iteration `i`'s tagged message at `off`, whose last byte `v` was
+    /// seen: the tag, then (with -c) the rest.
+    ///
+    /// # Safety
+    /// As for [`Session::check_payload`]: the message landed and nobody
+    /// writes the slot now.
+    unsafe fn check_tagged(
+        &self,
+        off: u64,
+        size: u64,
+        i: u64,
+        v: u8,
+        found: &mut Option<Mismatch>,
+    ) {
+        if v != tag(i) {
+            if found.is_none() {
+                *found = Some(Mismatch {
+                    iter: i,
+                    byte: size - 1,
+                });
+            }
+        } else {
+            // SAFETY: as the caller says.
+            unsafe { self.check_payload(&self.data, off, size, i, true, found) };
+        }
+    }
+
+    /// `--wait mem`: reaps the request completions (of `kind`) that are
+    /// already there, without waiting; counts them off `n`.
+    fn reap(&self, kind: u64, n: &mut u64, what: &str) -> Result<(), Error> {
+        while *n > 0 {
+            match self.try_next(what)? {
+                Some(d) if kind_of(d.cookie) == kind => *n -= 1,
+                Some(d) => return Err(unexpected(d, what)),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// The last byte of the end flag in our flag page.
+    fn flag_byte(&self) -> u64 {
+        flag_off(self.pool) + FLAG_LEN - 1
+    }
+
+    /// `--peer compute`: whether this batch's target computes.
+    fn computes(&self, transport: Transport) -> bool {
+        transport == Transport::Dat
+            && self.p.peer == Peer::Compute
+            && (self.p.test == Test::Read
+                || (self.p.test == Test::Write && self.p.mode == Mode::Bw))
+    }
+
+    /// `--peer compute`, server: a busy compute loop over memory of our
+    /// own, with no library call, until the client's end flag lands.
+    fn compute_until_flag(&self) -> Result<(), Error> {
+        let flag = self.flag_byte();
+        let deadline = Instant::now() + self.timeout;
+        let mut scratch = vec![0u64; 512];
+        let mut acc = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rounds = 0u32;
+        loop {
+            for w in scratch.iter_mut() {
+                acc = (acc.rotate_left(7) ^ *w).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                *w = acc;
+            }
+            std::hint::black_box(&scratch);
+            if self.data.load_volatile(flag) != 0 {
+                fence(Ordering::Acquire);
+                return Ok(());
+            }
+            rounds = rounds.wrapping_add(1);
+            if rounds % 256 == 0 && Instant::now() > deadline {
+                self.w().check_conn()?;
+                return Err(Error(format!(
+                    "timed out after {} s computing until the client's end flag",
+                    self.timeout.as_secs_f64()
+                )));
+            }
+        }
+    }
+
+    /// `--peer compute`, client: the end flag into the server's flag page,
+    /// after the batch's last operation completed; waits for its completion.
+    fn post_end_flag(&self) -> Result<(), Error> {
+        // SAFETY: the previous end flag's write completed (waited for
+        // below); the peer has no access to our control region.
+        unsafe { self.ctl.fill(FLAG_SRC_OFF, FLAG_LEN, |_| 0xFF) };
+        self.ep().post_write(
+            self.ctl.triplet(FLAG_SRC_OFF, FLAG_LEN),
+            self.remote(self.peer.addr + flag_off(self.peer.len), FLAG_LEN),
+            ck(K_FLAG, 0),
+        )?;
+        self.next_of(K_FLAG, "the end flag's completion")?;
+        Ok(())
+    }
+
+    /// The idle test's period on this side: events that may come (control
+    /// completions) are set aside; anything else is an error.
+    fn idle_period(&self, d: Duration) -> Result<Cpu, Error> {
+        let what = "nothing (the idle period)";
+        let (c0, t0) = (cpu_ns(), Instant::now());
+        let until = t0 + d;
+        while let Some(ev) = self.w().event_until(until)? {
+            let dto = self.w().dto(&ev, what)?;
+            if !self.set_aside(dto)? {
+                return Err(unexpected(dto, what));
+            }
+        }
+        Ok(Cpu {
+            cpu_ns: cpu_ns().saturating_sub(c0),
+            wall_ns: t0.elapsed().as_nanos() as u64,
+        })
+    }
+
     // ---- the client --------------------------------------------------
 
     /// Connects to the server with our parameters; the server's answer.
@@ -575,12 +734,12 @@ impl<'a> Session<'a> {
     }
 
     /// The batch cap of the client's plan: one pass over the slots when
-    /// the server checks or serves slot contents.
+    /// the server checks or serves slot contents, or polls them (mem).
     fn cap(&self, size: u64) -> u64 {
         let n = slots(size, self.p.depth);
         let per_slot =
             self.p.test == Test::Read || (self.p.test == Test::Write && self.p.mode == Mode::Bw);
-        if self.p.verify && per_slot {
+        if (self.p.verify || self.mem()) && per_slot {
             n
         } else {
             u64::MAX
@@ -641,17 +800,22 @@ impl<'a> Session<'a> {
             unsafe { self.data.set(self.dst_off(0, size) + size - 1, 0) };
         }
         let begin = Ctl {
-            kind: CtlKind::Begin,
             transport: to.transport,
             size,
             first,
             count,
-            mismatch: None,
+            ..Ctl::new(CtlKind::Begin)
         };
         self.exchange(begin, CtlKind::Ready, "the server's READY")?;
         let (secs, found) = match (to.transport, self.p.test) {
             (Transport::Dat, Test::Conn) => self.client_conns(to.server, to.qual, b, times)?,
-            (Transport::Dat, _) => self.client_batch(b, times)?,
+            (Transport::Dat, _) => {
+                let r = self.client_batch(b, times)?;
+                if self.computes(to.transport) {
+                    self.post_end_flag()?;
+                }
+                r
+            }
             (Transport::Tcp, Test::Conn) => tcp::client_conns(
                 to.tcp
                     .ok_or_else(|| Error("no TCP baseline address".into()))?,
@@ -683,6 +847,36 @@ impl<'a> Session<'a> {
         Ok(secs)
     }
 
+    /// The idle test: BEGIN → READY, both sides idle for the duration, END
+    /// → RESULT with the server's figures; (client, server).
+    pub fn idle(&self) -> Result<(Cpu, Cpu), Error> {
+        let ms = match self.p.amount {
+            super::proto::Amount::DurationMs(ms) => ms,
+            super::proto::Amount::Iters(_) => {
+                return Err(Error("-t idle lasts --duration SECS".into()))
+            }
+        };
+        let begin = Ctl {
+            size: 8,
+            count: u64::from(ms),
+            ..Ctl::new(CtlKind::Begin)
+        };
+        self.exchange(begin, CtlKind::Ready, "the server's READY")?;
+        let ours = self.idle_period(Duration::from_millis(u64::from(ms)))?;
+        let end = Ctl {
+            kind: CtlKind::End,
+            ..begin
+        };
+        let res = self.exchange(end, CtlKind::Result, "the server's RESULT")?;
+        Ok((
+            ours,
+            Cpu {
+                cpu_ns: res.cpu_ns,
+                wall_ns: res.wall_ns,
+            },
+        ))
+    }
+
     /// Ends the session: FINISH → BYE, then a graceful disconnect.
     pub fn finish(&self) -> Result<(), Error> {
         self.exchange(Ctl::new(CtlKind::Finish), CtlKind::Bye, "the server's BYE")?;
@@ -700,7 +894,7 @@ impl<'a> Session<'a> {
             (Test::Write, Mode::Lat) => self.write_pingpong(b, true, times),
             (Test::Read, Mode::Lat) => self.read_lat(b, times),
             (Test::Send | Test::Write | Test::Read, Mode::Bw) => self.windowed(b, times),
-            (Test::Conn, _) => unreachable!("conn has its own loop"),
+            (Test::Conn | Test::Idle, _) => unreachable!("conn and idle have their own loops"),
         }
     }
 
@@ -711,6 +905,7 @@ impl<'a> Session<'a> {
     ) -> Result<(f64, Option<Mismatch>), Error> {
         let Batch { size, first, count } = b;
         let ep = self.ep();
+        let mem = self.mem();
         let mut found = None;
         let ring = self.ring(size);
         let mut sends = 0u64;
@@ -719,6 +914,12 @@ impl<'a> Session<'a> {
             let i = first + j;
             let r = i % 2;
             let s = i % ring;
+            let last = self.dst_off(r, size) + size - 1;
+            if mem {
+                // SAFETY: the receive into slot r (iteration i - 2)
+                // completed and was dequeued; nothing is posted on it.
+                unsafe { self.data.set(last, 0) };
+            }
             ep.post_recv(
                 self.data.triplet(self.dst_off(r, size), size),
                 ck(K_RECV, j),
@@ -730,13 +931,22 @@ impl<'a> Session<'a> {
             // SAFETY: the Send that used source slot s (iteration i - ring)
             // completed: fewer than `ring` Sends are in flight and they
             // complete in order.
-            unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, false) };
+            unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, mem) };
             let t0 = Instant::now();
             ep.post_send(
                 self.data.triplet(self.src_off(s, size), size),
                 ck(K_SEND, j),
             )?;
             sends += 1;
+            if mem {
+                let v = self.poll_mem(last, 0, "the server's answer")?;
+                times.push(t0.elapsed().as_nanos() as u64 / 2);
+                // SAFETY: the answer landed (its last byte is there); its
+                // receive is ours until we post the slot again.
+                unsafe { self.check_tagged(self.dst_off(r, size), size, i, v, &mut found) };
+            }
+            // With mem the answer is there: the receive completion that
+            // goes with it (dequeued as poll does).
             loop {
                 let d = self.next("the server's answer")?;
                 match kind_of(d.cookie) {
@@ -752,6 +962,10 @@ impl<'a> Session<'a> {
                     }
                     _ => return Err(unexpected(d, "the server's answer")),
                 }
+            }
+            if mem {
+                self.reap(K_SEND, &mut sends, "a Send's completion")?;
+                continue;
             }
             times.push(t0.elapsed().as_nanos() as u64 / 2);
             // SAFETY: the receive into destination slot r completed.
@@ -811,6 +1025,8 @@ impl<'a> Session<'a> {
 
     /// RDMA Write ping-pong: each side polls the last byte of its
     /// destination slot 0 for the iteration's tag; `active` writes first.
+    /// poll/evd/cno dequeue in the polling loop (as ib_write_lat does);
+    /// mem only loads, and reaps its writes' completions afterwards.
     fn write_pingpong(
         &self,
         b: Batch,
@@ -819,33 +1035,31 @@ impl<'a> Session<'a> {
     ) -> Result<(f64, Option<Mismatch>), Error> {
         let Batch { size, first, count } = b;
         let ep = self.ep();
+        let mem = self.mem();
         let last = self.dst_off(0, size) + size - 1;
         let mut prev = self.data.load_volatile(last);
         let mut found: Option<Mismatch> = None;
         let ring = self.ring(size);
         let mut writes = 0u64;
-        let arrived = |v: u8, i: u64, found: &mut Option<Mismatch>| {
-            if v != tag(i) {
-                if found.is_none() {
-                    *found = Some(Mismatch {
-                        iter: i,
-                        byte: size - 1,
-                    });
-                }
+        // The last byte of the peer's next write.
+        let arrive = |prev: u8, writes: &mut u64| {
+            if mem {
+                self.poll_mem(last, prev, "the peer's RDMA Write")
             } else {
-                // SAFETY: the peer's write of iteration i landed (its last
-                // byte is there) and it writes nothing more until we answer.
-                unsafe {
-                    self.check_payload(&self.data, self.dst_off(0, size), size, i, true, found)
-                };
+                self.spin_byte(last, prev, writes)
             }
         };
         let start = Instant::now();
         for j in 0..count {
             let i = first + j;
             if !active {
-                prev = self.spin_byte(last, prev, &mut writes)?;
-                arrived(prev, i, &mut found);
+                prev = arrive(prev, &mut writes)?;
+                // SAFETY: the peer's write of iteration i landed (its last
+                // byte is there) and it writes nothing more until we answer.
+                unsafe { self.check_tagged(self.dst_off(0, size), size, i, prev, &mut found) };
+                if mem {
+                    self.reap(K_WRITE, &mut writes, "an RDMA Write's completion")?;
+                }
             }
             let s = i % ring;
             while writes >= ring {
@@ -864,9 +1078,13 @@ impl<'a> Session<'a> {
             )?;
             writes += 1;
             if active {
-                prev = self.spin_byte(last, prev, &mut writes)?;
+                prev = arrive(prev, &mut writes)?;
                 times.push(t0.elapsed().as_nanos() as u64 / 2);
-                arrived(prev, i, &mut found);
+                // SAFETY: as above.
+                unsafe { self.check_tagged(self.dst_off(0, size), size, i, prev, &mut found) };
+                if mem {
+                    self.reap(K_WRITE, &mut writes, "an RDMA Write's completion")?;
+                }
             }
         }
         // The run ends with the last round trip; the trailing completions
@@ -883,24 +1101,44 @@ impl<'a> Session<'a> {
         let Batch { size, first, count } = b;
         let n = slots(size, self.p.depth);
         let ep = self.ep();
+        let mem = self.mem();
         let mut found = None;
         let start = Instant::now();
         for j in 0..count {
             let i = first + j;
-            let s = if self.p.verify { i % n } else { 0 };
+            // Each iteration its own slot when the server wrote them (-c,
+            // or the tags of mem): a batch is at most one pass (cap).
+            let s = if self.p.verify || mem { i % n } else { 0 };
+            let last = self.dst_off(s, size) + size - 1;
+            if mem {
+                // SAFETY: the previous read into slot s completed.
+                unsafe { self.data.set(last, 0) };
+            }
             let t0 = Instant::now();
             ep.post_read(
                 self.data.triplet(self.dst_off(s, size), size),
                 self.peer_src(s, size),
                 ck(K_READ, j),
             )?;
+            if mem {
+                let v = self.poll_mem(last, 0, "an RDMA Read's data")?;
+                times.push(t0.elapsed().as_nanos() as u64);
+                // SAFETY: the read's data landed (its last byte is there);
+                // nothing else targets slot s.
+                unsafe { self.check_tagged(self.dst_off(s, size), size, i, v, &mut found) };
+            }
             let d = self.next_of(K_READ, "an RDMA Read's completion")?;
-            times.push(t0.elapsed().as_nanos() as u64);
+            if !mem {
+                times.push(t0.elapsed().as_nanos() as u64);
+            }
             if d.len != size {
                 return Err(Error(format!(
                     "an RDMA Read moved {} bytes, expected {size}",
                     d.len
                 )));
+            }
+            if mem {
+                continue;
             }
             // SAFETY: the read into destination slot s completed.
             unsafe {
@@ -921,12 +1159,15 @@ impl<'a> Session<'a> {
     fn windowed(&self, b: Batch, times: &mut Vec<u64>) -> Result<(f64, Option<Mismatch>), Error> {
         let Batch { size, first, count } = b;
         let test = self.p.test;
+        let mem = self.mem();
         let n = slots(size, self.p.depth);
         let mut w = u64::from(self.p.depth);
         if test == Test::Read {
             w = w.min(self.read_window);
         }
-        if self.p.verify {
+        if self.p.verify || mem {
+            // A slot is rewritten (or its tag cleared) only once its
+            // previous operation completed.
             w = w.min(n);
         }
         let ep = self.ep();
@@ -951,10 +1192,14 @@ impl<'a> Session<'a> {
                 let src = self.data.triplet(self.src_off(s, size), size);
                 if test != Test::Read {
                     // SAFETY: slot s's previous operation (iteration i - n)
-                    // completed: with -c the window is at most n; without,
-                    // the payload is not rewritten (put_payload writes
-                    // nothing unless -c).
-                    unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, false) };
+                    // completed: with -c or mem the window is at most n;
+                    // otherwise the payload is not rewritten (put_payload
+                    // writes nothing unless -c or tagged).
+                    unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, mem) };
+                } else if mem {
+                    // SAFETY: the previous read into slot s (iteration
+                    // i - n) completed: the window is at most n.
+                    unsafe { self.data.set(self.dst_off(s, size) + size - 1, 0) };
                 }
                 posted_at[(posted % w) as usize] = Instant::now();
                 match test {
@@ -970,6 +1215,16 @@ impl<'a> Session<'a> {
                 }
                 posted += 1;
             }
+            if mem && test == Test::Read {
+                // The oldest read's data, then its completion.
+                let i = first + done;
+                let off = self.dst_off(i % n, size);
+                let v = self.poll_mem(off + size - 1, 0, "an RDMA Read's data")?;
+                times.push(posted_at[(done % w) as usize].elapsed().as_nanos() as u64);
+                // SAFETY: the read's data landed (its last byte is there);
+                // no other read in flight targets slot i % n (window <= n).
+                unsafe { self.check_tagged(off, size, i, v, &mut found) };
+            }
             let d = self.next_of(kind, what)?;
             if idx_of(d.cookie) != done & IDX_MASK {
                 return Err(Error(format!(
@@ -977,14 +1232,16 @@ impl<'a> Session<'a> {
                     idx_of(d.cookie)
                 )));
             }
-            times.push(posted_at[(done % w) as usize].elapsed().as_nanos() as u64);
-            if test == Test::Read {
-                if d.len != size {
-                    return Err(Error(format!(
-                        "an RDMA Read moved {} bytes, expected {size}",
-                        d.len
-                    )));
-                }
+            if !(mem && test == Test::Read) {
+                times.push(posted_at[(done % w) as usize].elapsed().as_nanos() as u64);
+            }
+            if test == Test::Read && d.len != size {
+                return Err(Error(format!(
+                    "an RDMA Read moved {} bytes, expected {size}",
+                    d.len
+                )));
+            }
+            if test == Test::Read && !mem {
                 let i = first + done;
                 // SAFETY: the read into destination slot i % n completed;
                 // with -c no other read in flight targets that slot.
@@ -1078,6 +1335,10 @@ impl<'a> Session<'a> {
                     if b.size == 0 || b.size > self.p.sizes.max() || b.count == 0 {
                         return Err(Error(format!("protocol error: bad batch {b:?}")));
                     }
+                    if self.p.test == Test::Idle {
+                        self.serve_idle(c)?;
+                        continue;
+                    }
                     let mut found = self.serve_batch(c.transport, b, cr, listener)?;
                     let end = self.wait_ctl("the client's END")?;
                     if end.kind != CtlKind::End {
@@ -1090,7 +1351,7 @@ impl<'a> Session<'a> {
                         && self.p.test == Test::Write
                         && self.p.mode == Mode::Bw
                     {
-                        found = first_of(found, self.check_written(b));
+                        found = first_of(found, self.check_written(b, self.mem()));
                     }
                     found = first_of(found, end.mismatch);
                     self.post_ctl_recv()?;
@@ -1120,6 +1381,28 @@ impl<'a> Session<'a> {
                 k => return Err(Error(format!("protocol error: unexpected {k:?}"))),
             }
         }
+    }
+
+    /// The idle test, server: READY, the idle period, END → RESULT with
+    /// our figures.
+    fn serve_idle(&self, begin: Ctl) -> Result<(), Error> {
+        self.post_ctl_recv()?;
+        self.send_ctl(Ctl::new(CtlKind::Ready))?;
+        let cpu = self.idle_period(Duration::from_millis(begin.count))?;
+        let end = self.wait_ctl("the client's END")?;
+        if end.kind != CtlKind::End {
+            return Err(Error(format!(
+                "protocol error: expected END, got {:?}",
+                end.kind
+            )));
+        }
+        self.post_ctl_recv()?;
+        self.send_ctl(Ctl {
+            kind: CtlKind::Result,
+            cpu_ns: cpu.cpu_ns,
+            wall_ns: cpu.wall_ns,
+            ..begin
+        })
     }
 
     /// The server's side of one batch, up to READY and the data phase.
@@ -1159,12 +1442,49 @@ impl<'a> Session<'a> {
                 Ok(found)
             }
             (Test::Write, Mode::Bw) => {
-                self.post_ctl_recv()?;
-                self.send_ctl(Ctl::new(CtlKind::Ready))?;
-                Ok(None)
+                let compute = self.computes(transport);
+                let poll = self.mem() && !compute;
+                if poll {
+                    if count > n {
+                        return Err(Error(format!(
+                            "protocol error: polled batch of {count} over {n} slots"
+                        )));
+                    }
+                    for j in 0..count {
+                        // SAFETY: the client writes into our destinations
+                        // only after READY; its previous batch's writes
+                        // all arrived (it sent END after they completed).
+                        unsafe {
+                            self.data
+                                .set(self.dst_off((first + j) % n, size) + size - 1, 0)
+                        };
+                    }
+                }
+                self.ready(compute)?;
+                if compute {
+                    self.compute_until_flag()?;
+                    return Ok(None);
+                }
+                let mut found = None;
+                if poll {
+                    // The receiver waits for each message: its last byte.
+                    for j in 0..count {
+                        let i = first + j;
+                        let last = self.dst_off(i % n, size) + size - 1;
+                        let v = self.poll_mem(last, 0, "the client's RDMA Write")?;
+                        if v != tag(i) && found.is_none() {
+                            found = Some(Mismatch {
+                                iter: i,
+                                byte: size - 1,
+                            });
+                        }
+                    }
+                }
+                Ok(found)
             }
             (Test::Read, _) => {
-                if self.p.verify {
+                let mem = self.mem();
+                if self.p.verify || mem {
                     if count > n {
                         return Err(Error(format!(
                             "protocol error: checked batch of {count} over {n} slots"
@@ -1175,14 +1495,18 @@ impl<'a> Session<'a> {
                         // SAFETY: the client reads our sources only after
                         // READY; its previous batch's reads completed.
                         unsafe {
-                            self.put_payload(&self.data, self.src_off(i % n, size), size, i, false)
+                            self.put_payload(&self.data, self.src_off(i % n, size), size, i, mem)
                         };
                     }
                 }
-                self.post_ctl_recv()?;
-                self.send_ctl(Ctl::new(CtlKind::Ready))?;
+                let compute = self.computes(transport);
+                self.ready(compute)?;
+                if compute {
+                    self.compute_until_flag()?;
+                }
                 Ok(None)
             }
+            (Test::Idle, _) => unreachable!("idle has its own exchange"),
             (Test::Conn, _) => {
                 self.post_ctl_recv()?;
                 self.send_ctl(Ctl::new(CtlKind::Ready))?;
@@ -1191,37 +1515,51 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// With -c after an RDMA Write bandwidth batch: what landed in the slots.
-    fn check_written(&self, b: Batch) -> Option<Mismatch> {
+    /// READY for a batch the client runs against our memory; with
+    /// `compute` the end flag is cleared first.
+    fn ready(&self, compute: bool) -> Result<(), Error> {
+        if compute {
+            // SAFETY: the client writes the flag only after READY; its
+            // previous one landed before its END.
+            unsafe { self.data.set(self.flag_byte(), 0) };
+        }
+        self.post_ctl_recv()?;
+        self.send_ctl(Ctl::new(CtlKind::Ready))
+    }
+
+    /// With -c after an RDMA Write bandwidth batch: what landed in the
+    /// slots (`tagged`: without the last byte, checked while polling).
+    fn check_written(&self, b: Batch, tagged: bool) -> Option<Mismatch> {
         let n = slots(b.size, self.p.depth);
         let mut found = None;
         for j in 0..b.count.min(n) {
             let i = b.first + j;
+            let off = self.dst_off(i % n, b.size);
             // SAFETY: the client sent END after all its writes completed,
             // and writes nothing until our RESULT.
             unsafe {
-                self.check_payload(
-                    &self.data,
-                    self.dst_off(i % n, b.size),
-                    b.size,
-                    i,
-                    false,
-                    &mut found,
-                )
+                if tagged {
+                    let v = self.data.load_volatile(off + b.size - 1);
+                    self.check_tagged(off, b.size, i, v, &mut found);
+                } else {
+                    self.check_payload(&self.data, off, b.size, i, false, &mut found);
+                }
             };
         }
         found
     }
 
     /// Send/Recv, server side: receives posted ahead, the control receive
-    /// after the batch's last; --lat answers each message.
+    /// after the batch's last; --lat answers each message. With mem each
+    /// message's last byte is polled before its completion is dequeued.
     fn serve_send(&self, b: Batch) -> Result<Option<Mismatch>, Error> {
         let Batch { size, first, count } = b;
         let n = slots(size, self.p.depth);
         let lat = self.p.mode == Mode::Lat;
+        let mem = self.mem();
         let ahead = if lat {
             2
-        } else if self.p.verify {
+        } else if self.p.verify || mem {
             (2 * u64::from(self.p.depth)).min(n)
         } else {
             2 * u64::from(self.p.depth)
@@ -1232,6 +1570,11 @@ impl<'a> Session<'a> {
         let mut post_next = |posted: &mut u64| -> Result<(), Error> {
             if *posted < count {
                 let i = first + *posted;
+                if mem {
+                    // SAFETY: slot i % n's previous receive (at least
+                    // `ahead` <= n receives ago) completed and was checked.
+                    unsafe { self.data.set(self.dst_off(i % n, size) + size - 1, 0) };
+                }
                 ep.post_recv(
                     self.data.triplet(self.dst_off(i % n, size), size),
                     ck(K_RECV, *posted),
@@ -1255,33 +1598,51 @@ impl<'a> Session<'a> {
         let ring = self.ring(size);
         let mut sends = 0u64;
         while received < count {
-            let d = self.next("the client's message")?;
-            match kind_of(d.cookie) {
-                K_RECV => {}
-                K_SEND => {
-                    sends -= 1;
-                    continue;
-                }
-                _ => return Err(unexpected(d, "the client's message")),
+            let next = first + received;
+            if mem {
+                let off = self.dst_off(next % n, size);
+                let v = self.poll_mem(off + size - 1, 0, "the client's message")?;
+                // SAFETY: the message landed (its last byte is there); its
+                // receive is ours until we post the slot again.
+                unsafe { self.check_tagged(off, size, next, v, &mut found) };
             }
+            let d = loop {
+                let d = self.next("the client's message")?;
+                match kind_of(d.cookie) {
+                    K_RECV => break d,
+                    K_SEND => sends -= 1,
+                    _ => return Err(unexpected(d, "the client's message")),
+                }
+            };
             let i = first + idx_of(d.cookie);
+            if i != next {
+                return Err(Error(format!(
+                    "receive completions out of order: got #{}, expected #{received}",
+                    idx_of(d.cookie)
+                )));
+            }
             if d.len != size {
                 return Err(Error(format!("received {} bytes, expected {size}", d.len)));
             }
-            // SAFETY: the receive into this destination slot completed.
-            unsafe {
-                self.check_payload(
-                    &self.data,
-                    self.dst_off(i % n, size),
-                    size,
-                    i,
-                    false,
-                    &mut found,
-                )
-            };
+            if !mem {
+                // SAFETY: the receive into this destination slot completed.
+                unsafe {
+                    self.check_payload(
+                        &self.data,
+                        self.dst_off(i % n, size),
+                        size,
+                        i,
+                        false,
+                        &mut found,
+                    )
+                };
+            }
             received += 1;
             post_next(&mut posted)?;
             if lat {
+                if mem {
+                    self.reap(K_SEND, &mut sends, "a Send's completion")?;
+                }
                 while sends >= ring {
                     self.next_of(K_SEND, "a Send's completion")?;
                     sends -= 1;
@@ -1289,7 +1650,7 @@ impl<'a> Session<'a> {
                 let s = i % ring;
                 // SAFETY: the Send from source slot s (iteration i - ring)
                 // completed: fewer than `ring` in flight, completed in order.
-                unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, false) };
+                unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, mem) };
                 ep.post_send(
                     self.data.triplet(self.src_off(s, size), size),
                     ck(K_SEND, i - first),
@@ -1394,6 +1755,26 @@ impl<'a> Session<'a> {
             self.w().check_conn()?;
         }
     }
+}
+
+/// CPU time (user + system) and wall time of one side's idle period.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Cpu {
+    pub cpu_ns: u64,
+    pub wall_ns: u64,
+}
+
+/// CPU time of this process, every thread (getrusage RUSAGE_SELF), in
+/// nanoseconds.
+pub fn cpu_ns() -> u64 {
+    // SAFETY: plain C data; zero is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: an out-pointer to a live local.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 fn unexpected(d: Dto, what: &str) -> Error {

@@ -26,8 +26,10 @@ use crate::abi::*;
 use cli::Args;
 use dat::{ep_attr, event_name, Evd, Ia, Psp, Request};
 use engine::Session;
-use output::{Baseline, Report, Row};
-use proto::{mode_name, size_text, wait_name, Amount, Hello, Mode, Params, Test, Transport};
+use output::{Baseline, IdleReport, Report, Row};
+use proto::{
+    mode_name, size_text, wait_name, Amount, Hello, Mode, Params, Peer, Test, Transport, Wait,
+};
 
 /// A failure, printed as one line "dat-perf: ...".
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +96,7 @@ fn check_limits(ia: &Ia, p: &Params) -> Result<(), String> {
     let (limit, which) = match p.test {
         Test::Send => (ia.max_message_size, "max_message_size"),
         Test::Write | Test::Read => (ia.max_rdma_size, "max_rdma_size"),
-        Test::Conn => return Ok(()),
+        Test::Conn | Test::Idle => return Ok(()),
     };
     if limit != 0 && max > limit {
         return Err(format!(
@@ -108,14 +110,25 @@ fn check_limits(ia: &Ia, p: &Params) -> Result<(), String> {
 
 /// "send lat" and "1000 iterations, wait poll, ...".
 fn describe(p: &Params) -> (String, String) {
-    let what = if p.test == Test::Conn {
-        "conn".to_string()
+    let what = if matches!(p.test, Test::Conn | Test::Idle) {
+        p.test.to_string()
     } else {
         format!("{} {}", p.test, mode_name(p.mode))
     };
     let mut s = format!("{}, wait {}", p.amount_text(), wait_name(p.wait));
-    if p.mode == Mode::Bw && p.test != Test::Conn {
+    if p.test == Test::Idle {
+        s.push_str(match p.wait {
+            Wait::Mem => " (no library call: both sides sleep)",
+            Wait::Evd => " (both sides block in dat_evd_wait)",
+            Wait::Cno => " (both sides block in dat_cno_wait)",
+            Wait::Poll => " (both sides spin on dat_evd_dequeue)",
+        });
+    }
+    if p.mode == Mode::Bw && !matches!(p.test, Test::Conn | Test::Idle) {
         s.push_str(&format!(", depth {}", p.depth));
+    }
+    if p.peer == Peer::Compute {
+        s.push_str(", peer compute");
     }
     if p.verify {
         s.push_str(", check");
@@ -151,11 +164,14 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
             return Err(Error("the server has no TCP baseline listener".into()));
         }
         if p.test != Test::Conn {
-            sess.tcp = Some(tcp::Link::connect(a, p.wait == proto::Wait::Poll, timeout)?);
+            sess.tcp = Some(tcp::Link::connect(a, p.wait.spins(), timeout)?);
         }
     }
 
     let table = args.json.as_deref() != Some("-") && args.csv.as_deref() != Some("-");
+    if p.test == Test::Idle {
+        return client_idle(args, &sess, &ia, host, to, qual, table);
+    }
     let mut progress = progress::Progress::new(!args.no_progress);
     if table {
         let (what, details) = describe(&p);
@@ -226,6 +242,7 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
         test: p.test,
         mode: (p.test != Test::Conn).then_some(p.mode),
         wait: p.wait,
+        peer: p.peer,
         depth: p.depth,
         check: p.verify,
         iterations: total,
@@ -241,6 +258,7 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
         latency: output::latency_kind(&p),
         baseline: p.baseline.then_some("tcp"),
         results: rows,
+        idle: None,
     };
     if let Some(dest) = &args.json {
         output::emit(dest, &output::json(&rep)?, "--json")?;
@@ -254,11 +272,70 @@ fn client(args: &Args, host: &str, timeout: Duration) -> Result<(), Error> {
     Ok(())
 }
 
+/// The idle test's client: the run, then its table or JSON.
+fn client_idle(
+    args: &Args,
+    sess: &Session,
+    ia: &Ia,
+    host: &str,
+    to: SocketAddr,
+    qual: u64,
+    table: bool,
+) -> Result<(), Error> {
+    let p = sess.p;
+    if table {
+        let (what, details) = describe(&p);
+        say(&format!(
+            "dat-perf: {what} over IA {} to {host} qualifier {qual}: {details}",
+            ia.name
+        ));
+    }
+    let (ours, theirs) = sess.idle()?;
+    sess.finish()?;
+    let idle = IdleReport::new(ours, theirs);
+    if table {
+        say(&output::idle_table(&idle));
+    }
+    let rep = Report {
+        tool: "dat-perf",
+        version: env!("CARGO_PKG_VERSION"),
+        library: dat::d().path.clone(),
+        ia: ia.name.clone(),
+        server: host.to_string(),
+        server_address: to.ip().to_string(),
+        qualifier: qual,
+        test: p.test,
+        mode: None,
+        wait: p.wait,
+        peer: p.peer,
+        depth: p.depth,
+        check: p.verify,
+        iterations: None,
+        duration_s: match p.amount {
+            Amount::DurationMs(ms) => Some(f64::from(ms) / 1000.0),
+            Amount::Iters(_) => None,
+        },
+        warmup_iterations: 0,
+        latency: output::latency_kind(&p),
+        baseline: None,
+        results: Vec::new(),
+        idle: Some(idle),
+    };
+    if let Some(dest) = &args.json {
+        output::emit(dest, &output::json(&rep)?, "--json")?;
+    }
+    Ok(())
+}
+
 fn server(args: &Args, timeout: Duration) -> Result<(), Error> {
-    let qual = args.qualifier();
     let ia = Ia::open(&args.ia)?;
     let cr = Evd::create(&ia, 16, DAT_EVD_CR_FLAG, None)?;
-    let _psp = Psp::create(&ia, qual, &cr)?;
+    let (_psp, qual) = if args.port == Some(0) {
+        Psp::create_any(&ia, &cr)?
+    } else {
+        let q = args.qualifier();
+        (Psp::create(&ia, q, &cr)?, q)
+    };
     let explicit = args.explicit();
     say(&format!(
         "dat-perf: server on IA {} ({}) qualifier {qual}: waiting for a client",
@@ -365,8 +442,8 @@ fn serve_one(
         )));
     }
     if let (Some(l), false) = (&listener, p.test == Test::Conn) {
-        let s = tcp::accept(l, p.wait == proto::Wait::Poll, timeout)?;
-        sess.tcp = Some(tcp::Link::new(s, p.wait == proto::Wait::Poll, timeout)?);
+        let s = tcp::accept(l, p.wait.spins(), timeout)?;
+        sess.tcp = Some(tcp::Link::new(s, p.wait.spins(), timeout)?);
     }
     let (what, details) = describe(&p);
     say(&format!(

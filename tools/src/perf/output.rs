@@ -4,7 +4,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::proto::{size_text, Mode, Params, Test, Wait};
+use super::engine::Cpu;
+use super::proto::{size_text, Mode, Params, Peer, Test, Wait};
 use super::stats::Figures;
 use super::Error;
 
@@ -40,6 +41,8 @@ pub struct Report {
     /// null for conn.
     pub mode: Option<Mode>,
     pub wait: Wait,
+    /// What the target of reads (or of a write stream) does in a batch.
+    pub peer: Peer,
     pub depth: u32,
     pub check: bool,
     /// Iterations (connections for conn) per size, or null with --duration.
@@ -52,14 +55,87 @@ pub struct Report {
     /// "tcp" with --baseline tcp.
     pub baseline: Option<&'static str>,
     pub results: Vec<Row>,
+    /// -t idle: each side's CPU over the idle period (results is empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleReport>,
+}
+
+/// One side's CPU over the idle period.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdleSide {
+    pub seconds: f64,
+    /// User + system time of every thread of the process.
+    pub cpu_seconds: f64,
+    /// cpu_seconds / seconds, in % of one core.
+    pub percent_of_core: f64,
+}
+
+impl IdleSide {
+    fn new(c: Cpu) -> IdleSide {
+        let seconds = c.wall_ns as f64 / 1e9;
+        let cpu_seconds = c.cpu_ns as f64 / 1e9;
+        IdleSide {
+            seconds,
+            cpu_seconds,
+            percent_of_core: if seconds > 0.0 {
+                100.0 * cpu_seconds / seconds
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// What -t idle measured on both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdleReport {
+    pub client: IdleSide,
+    pub server: IdleSide,
+}
+
+impl IdleReport {
+    pub fn new(client: Cpu, server: Cpu) -> IdleReport {
+        IdleReport {
+            client: IdleSide::new(client),
+            server: IdleSide::new(server),
+        }
+    }
+}
+
+/// The idle test's table.
+pub fn idle_table(r: &IdleReport) -> String {
+    let mut s = format!(
+        "{:>8} {:>10} {:>12} {:>12}",
+        "side", "seconds", "cpu_ms", "% of a core"
+    );
+    for (name, x) in [("client", &r.client), ("server", &r.server)] {
+        s.push_str(&format!(
+            "\n{:>8} {:>10.2} {:>12.3} {:>12.3}",
+            name,
+            x.seconds,
+            x.cpu_seconds * 1000.0,
+            x.percent_of_core
+        ));
+    }
+    s
 }
 
 /// What the t_* figures are for these parameters.
 pub fn latency_kind(p: &Params) -> &'static str {
     match (p.test, p.mode) {
         (Test::Conn, _) => "connection setup, round trip and teardown",
+        (Test::Idle, _) => "none (CPU time of an idle pair)",
+        (Test::Read, Mode::Lat) if p.wait == Wait::Mem => {
+            "one RDMA Read (post to its data's last byte seen in memory)"
+        }
         (Test::Read, Mode::Lat) => "one RDMA Read (request and response)",
+        (_, Mode::Lat) if p.wait == Wait::Mem => {
+            "round trip / 2 (to the answer's last byte seen in memory)"
+        }
         (_, Mode::Lat) => "round trip / 2",
+        (Test::Read, Mode::Bw) if p.wait == Wait::Mem => {
+            "post of each RDMA Read to its data's last byte seen in memory"
+        }
         (_, Mode::Bw) => "post to completion of each operation",
     }
 }
@@ -67,6 +143,7 @@ pub fn latency_kind(p: &Params) -> &'static str {
 pub fn ratio(p: &Params, ours: &Figures, tcp: &Figures) -> Option<f64> {
     let r = match (p.test, p.mode) {
         (Test::Conn, _) => ours.conn_per_s? / tcp.conn_per_s?,
+        (Test::Idle, _) => return None,
         (_, Mode::Lat) => ours.t_median_us? / tcp.t_median_us?,
         (_, Mode::Bw) => ours.mb_per_s? / tcp.mb_per_s?,
     };

@@ -2,6 +2,9 @@
 //!
 //! * The connection request's private data carries the client's
 //!   [`Params`] and its buffer (RMR context, address, length): 56 bytes.
+//!   The buffer's region holds a flag page beyond its two halves
+//!   (`flag_off`): the client RDMA-Writes the end of a batch there for a
+//!   server that makes no library call during it (`--peer compute`).
 //! * The server accepts with a [`Hello`] in the accept's private data: its
 //!   buffer, its TCP baseline port and inbound RDMA Read credits, or
 //!   "mismatched parameters" with the reason as text (DAT 1.2's
@@ -21,7 +24,7 @@ use serde::Serialize;
 pub const MAGIC_PARAMS: u32 = u32::from_be_bytes(*b"DPF1");
 pub const MAGIC_CONN: u32 = u32::from_be_bytes(*b"DPFc");
 pub const MAGIC_CTL: u32 = u32::from_be_bytes(*b"DPFm");
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 pub const PARAMS_LEN: usize = 56;
 pub const HELLO_LEN: usize = 32;
 pub const CTL_LEN: usize = 64;
@@ -39,6 +42,8 @@ pub enum Test {
     Read,
     /// Connection rate: connect, one 8-byte round trip, disconnect.
     Conn,
+    /// CPU time of an idle connected pair (both sides) over --duration.
+    Idle,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -57,6 +62,31 @@ pub enum Wait {
     Evd,
     /// dat_cno_wait on a CNO attached to the EVD, then dat_evd_dequeue.
     Cno,
+    /// The receiver polls the last byte of its buffer in memory (no
+    /// library call) until the message landed, then dequeues the
+    /// completion that goes with it; request completions are reaped with
+    /// dat_evd_dequeue between messages.
+    Mem,
+}
+
+impl Wait {
+    /// Whether the TCP baseline spins on non-blocking sockets (the
+    /// polling styles) or blocks.
+    pub fn spins(self) -> bool {
+        matches!(self, Wait::Poll | Wait::Mem)
+    }
+}
+
+/// What the target of RDMA Reads (and of --bw RDMA Writes) does during a
+/// batch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Peer {
+    /// Waits for the batch's END message in the --wait style.
+    Wait,
+    /// Makes no library call: computes over its own memory until the
+    /// client's RDMA Write of the batch's end flag lands.
+    Compute,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -64,14 +94,24 @@ pub enum Sizes {
     One(u64),
     /// Every power of two from 1 B to 8 MiB.
     All,
+    /// Powers of two: bit k set for 2^k bytes (a list or range of -s).
+    Set(u32),
 }
+
+/// Bits of every size of [`Sizes::All`] (1 B to 8 MiB).
+pub const ALL_SIZES: u32 = (1 << 24) - 1;
 
 impl Sizes {
     pub fn list(self) -> Vec<u64> {
-        match self {
-            Sizes::One(s) => vec![s],
-            Sizes::All => (0..=23).map(|i| 1u64 << i).collect(),
-        }
+        let mask = match self {
+            Sizes::One(s) => return vec![s],
+            Sizes::All => ALL_SIZES,
+            Sizes::Set(m) => m & ALL_SIZES,
+        };
+        (0..24)
+            .filter(|k| mask & (1 << k) != 0)
+            .map(|k| 1u64 << k)
+            .collect()
     }
 
     pub fn max(self) -> u64 {
@@ -94,6 +134,7 @@ pub struct Params {
     pub amount: Amount,
     pub depth: u32,
     pub wait: Wait,
+    pub peer: Peer,
     pub verify: bool,
     pub baseline: bool,
 }
@@ -133,6 +174,8 @@ const F_VERIFY: u8 = 1;
 const F_BASELINE: u8 = 2;
 const F_ALL: u8 = 4;
 const F_DURATION: u8 = 8;
+const F_SET: u8 = 16;
+const F_COMPUTE: u8 = 32;
 
 fn test_code(t: Test) -> u8 {
     match t {
@@ -140,6 +183,7 @@ fn test_code(t: Test) -> u8 {
         Test::Write => 2,
         Test::Read => 3,
         Test::Conn => 4,
+        Test::Idle => 5,
     }
 }
 
@@ -158,8 +202,12 @@ impl Params {
             Wait::Poll => 1,
             Wait::Evd => 2,
             Wait::Cno => 3,
+            Wait::Mem => 4,
         };
         let mut f = 0;
+        if self.peer == Peer::Compute {
+            f |= F_COMPUTE;
+        }
         if self.verify {
             f |= F_VERIFY;
         }
@@ -172,6 +220,11 @@ impl Params {
                 0
             }
             Sizes::One(s) => s,
+            Sizes::Set(m) => {
+                f |= F_SET;
+                put32(&mut b, 36, m);
+                0
+            }
         };
         let amount = match self.amount {
             Amount::Iters(n) => n,
@@ -210,6 +263,7 @@ impl Params {
             2 => Test::Write,
             3 => Test::Read,
             4 => Test::Conn,
+            5 => Test::Idle,
             x => return Err(format!("unknown test {x}")),
         };
         let mode = match b[7] {
@@ -221,6 +275,7 @@ impl Params {
             1 => Wait::Poll,
             2 => Wait::Evd,
             3 => Wait::Cno,
+            4 => Wait::Mem,
             x => return Err(format!("unknown wait style {x}")),
         };
         let f = b[9];
@@ -229,6 +284,12 @@ impl Params {
         let amount = get64(b, 24);
         let sizes = if f & F_ALL != 0 {
             Sizes::All
+        } else if f & F_SET != 0 {
+            let m = get32(b, 36);
+            if m == 0 || m & !ALL_SIZES != 0 {
+                return Err(format!("size set {m:#x} out of range"));
+            }
+            Sizes::Set(m)
         } else if (1..=super::cli::MAX_SIZE).contains(&size) {
             Sizes::One(size)
         } else {
@@ -252,6 +313,11 @@ impl Params {
             amount,
             depth,
             wait,
+            peer: if f & F_COMPUTE != 0 {
+                Peer::Compute
+            } else {
+                Peer::Wait
+            },
             verify: f & F_VERIFY != 0,
             baseline: f & F_BASELINE != 0,
         };
@@ -283,6 +349,7 @@ fn test_name(t: Test) -> &'static str {
         Test::Write => "write",
         Test::Read => "read",
         Test::Conn => "conn",
+        Test::Idle => "idle",
     }
 }
 
@@ -298,6 +365,14 @@ pub fn wait_name(w: Wait) -> &'static str {
         Wait::Poll => "poll",
         Wait::Evd => "evd",
         Wait::Cno => "cno",
+        Wait::Mem => "mem",
+    }
+}
+
+pub fn peer_name(p: Peer) -> &'static str {
+    match p {
+        Peer::Wait => "wait",
+        Peer::Compute => "compute",
     }
 }
 
@@ -311,6 +386,12 @@ fn sizes_text(s: Sizes) -> String {
     match s {
         Sizes::All => "all (-a)".into(),
         Sizes::One(n) => size_text(n),
+        Sizes::Set(_) => s
+            .list()
+            .into_iter()
+            .map(size_text)
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 
@@ -337,7 +418,7 @@ pub fn mismatches(client: &Params, server: &super::cli::Explicit) -> Option<Stri
     if let Some(t) = server.test {
         diff("test", client.test.to_string(), t.to_string());
     }
-    let conn = client.test == Test::Conn;
+    let conn = matches!(client.test, Test::Conn | Test::Idle);
     if let (Some(m), false) = (server.mode, conn) {
         diff("mode", mode_name(client.mode).into(), mode_name(m).into());
     }
@@ -356,6 +437,9 @@ pub fn mismatches(client: &Params, server: &super::cli::Explicit) -> Option<Stri
     }
     if let Some(w) = server.wait {
         diff("wait", wait_name(client.wait).into(), wait_name(w).into());
+    }
+    if let Some(p) = server.peer {
+        diff("peer", peer_name(client.peer).into(), peer_name(p).into());
     }
     if server.verify == Some(true) && !client.verify {
         out.push("check: client without -c, server -c".into());
@@ -511,6 +595,10 @@ pub struct Ctl {
     pub count: u64,
     /// END / RESULT: the first data mismatch the sender of the message knows of.
     pub mismatch: Option<Mismatch>,
+    /// RESULT of -t idle: the server's CPU time (user + system, all its
+    /// threads) and wall time over its idle period, in nanoseconds.
+    pub cpu_ns: u64,
+    pub wall_ns: u64,
 }
 
 impl Ctl {
@@ -522,6 +610,8 @@ impl Ctl {
             first: 0,
             count: 0,
             mismatch: None,
+            cpu_ns: 0,
+            wall_ns: 0,
         }
     }
 
@@ -538,6 +628,8 @@ impl Ctl {
             put64(&mut b, 32, m.iter);
             put64(&mut b, 40, m.byte);
         }
+        put64(&mut b, 48, self.cpu_ns);
+        put64(&mut b, 56, self.wall_ns);
         b
     }
 
@@ -572,6 +664,8 @@ impl Ctl {
                 iter: get64(b, 32),
                 byte: get64(b, 40),
             }),
+            cpu_ns: get64(b, 48),
+            wall_ns: get64(b, 56),
         })
     }
 }
@@ -583,8 +677,9 @@ pub fn pattern(i: u64, k: u64) -> u8 {
     (x ^ (x >> 11)) as u8
 }
 
-/// The last byte of an RDMA Write ping-pong message of iteration `i`:
-/// never 0, and different from the previous iteration's.
+/// The last byte of a message of iteration `i` that its receiver polls in
+/// memory (RDMA Write ping-pong, `--wait mem`): never 0, and different
+/// from the previous iteration's.
 #[inline]
 pub fn tag(i: u64) -> u8 {
     (i % 255) as u8 + 1
@@ -619,7 +714,7 @@ pub fn slots(size: u64, depth: u32) -> u64 {
 /// The pool a side needs for these parameters (per half: sources or
 /// destinations).
 pub fn pool_len(p: &Params) -> u64 {
-    if p.test == Test::Conn {
+    if matches!(p.test, Test::Conn | Test::Idle) {
         return 4096;
     }
     p.sizes
@@ -629,6 +724,18 @@ pub fn pool_len(p: &Params) -> u64 {
         .max()
         .unwrap_or(4096)
         .max(4096)
+}
+
+/// A side's data region is its sources (`pool` bytes), its destinations
+/// (`pool` bytes), then this page: the end-of-batch flag of
+/// `--peer compute` at its start.
+pub const FLAG_PAGE: u64 = 4096;
+/// Bytes of the end-of-batch flag (the server polls the last).
+pub const FLAG_LEN: u64 = 8;
+
+/// Offset of the flag page in a data region whose halves are `pool` bytes.
+pub fn flag_off(pool: u64) -> u64 {
+    2 * pool
 }
 
 #[cfg(test)]
@@ -644,6 +751,7 @@ mod tests {
             amount: Amount::DurationMs(1500),
             depth: 8,
             wait: Wait::Cno,
+            peer: Peer::Wait,
             verify: true,
             baseline: true,
         }
@@ -665,6 +773,23 @@ mod tests {
             ..p
         };
         assert_eq!(Params::decode(&all.encode(buf)), Ok((all, buf)));
+        let set = Params {
+            test: Test::Read,
+            sizes: Sizes::Set(1 << 3 | 1 << 16),
+            wait: Wait::Mem,
+            peer: Peer::Compute,
+            ..p
+        };
+        assert_eq!(Params::decode(&set.encode(buf)), Ok((set, buf)));
+        assert_eq!(set.sizes.list(), vec![8, 64 << 10]);
+        assert_eq!(set.sizes.max(), 64 << 10);
+        let idle = Params {
+            test: Test::Idle,
+            sizes: Sizes::One(8),
+            amount: Amount::DurationMs(5000),
+            ..p
+        };
+        assert_eq!(Params::decode(&idle.encode(buf)), Ok((idle, buf)));
         assert!(Params::decode(&b[..20]).is_err());
         let mut bad = b;
         bad[0] = b'X';
@@ -700,6 +825,8 @@ mod tests {
                 iter: 12,
                 byte: 2048,
             }),
+            cpu_ns: 12_345_678,
+            wall_ns: 5_000_000_000,
         };
         assert_eq!(Ctl::decode(&c.encode()), Ok(c));
         assert_eq!(
@@ -719,6 +846,15 @@ mod tests {
             ..Explicit::default()
         };
         assert_eq!(mismatches(&p, &same), None);
+        let compute = Explicit {
+            peer: Some(Peer::Compute),
+            wait: Some(Wait::Mem),
+            ..Explicit::default()
+        };
+        assert_eq!(
+            mismatches(&p, &compute).as_deref(),
+            Some("wait: client cno, server mem; peer: client wait, server compute")
+        );
         let other = Explicit {
             test: Some(Test::Send),
             sizes: Some(Sizes::One(1024)),

@@ -250,7 +250,7 @@ pub fn client_batch(
                 }
             }
         }
-        (Test::Conn, _) => unreachable!("conn has its own loop"),
+        (Test::Conn | Test::Idle, _) => unreachable!("conn and idle have their own loops"),
     }
     Ok((start.elapsed().as_secs_f64(), found))
 }
@@ -311,7 +311,7 @@ pub fn server_batch(
                 link.write_all(&bufs.src[..n])?;
             }
         }
-        (Test::Conn, _) => unreachable!("conn has its own loop"),
+        (Test::Conn | Test::Idle, _) => unreachable!("conn and idle have their own loops"),
     }
     Ok(found)
 }
