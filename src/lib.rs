@@ -23,6 +23,7 @@ pub mod handle;
 pub mod keys;
 pub mod object;
 pub mod registry;
+pub mod ring;
 mod sync;
 pub mod transport;
 pub mod wait;

@@ -8,6 +8,8 @@
 //! first take the IA lock, then the queue lock.
 
 use std::collections::{HashMap, VecDeque};
+
+use crate::ring::Fifo;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -38,7 +40,8 @@ pub const STATE_UNWAITABLE: u32 = 0x08;
 pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 
 struct Queue {
-    events: VecDeque<Event>,
+    /// The queue (memory follows use: [`Fifo`]); `qlen` deep.
+    events: Fifo<Event>,
     qlen: usize,
     enabled: bool,
     waitable: bool,
@@ -143,12 +146,9 @@ fn invalid() -> DatError {
     DatError::handle(Sub::Handle1)
 }
 
-/// A queue of `qlen` events, allocated now (never while posting).
-fn events_for(qlen: usize) -> Result<VecDeque<Event>> {
-    let mut v = VecDeque::new();
-    v.try_reserve_exact(qlen)
-        .map_err(|_| DatError::resources(Sub::ResourceMemory))?;
-    Ok(v)
+/// A queue of `qlen` events, reserved now (never while posting).
+fn events_for(qlen: usize) -> Result<Fifo<Event>> {
+    Fifo::new(qlen, Event::software(0)).map_err(|_| DatError::resources(Sub::ResourceMemory))
 }
 
 impl Evd {
@@ -324,7 +324,7 @@ impl Evd {
             return Err(DatError::of(Type::QueueFull));
         }
         ev.evd = self.handle;
-        // Capacity was reserved for qlen events: this never allocates.
+        // Room was reserved for qlen events: this never allocates.
         q.events.push_back(ev);
         if notify {
             q.notified = q.notified.wrapping_add(1);
@@ -775,14 +775,9 @@ impl Evd {
         if new < q.events.len() {
             return Err(ia::invalid_state());
         }
-        let len = q.events.len();
-        if new > q.events.capacity() {
-            q.events
-                .try_reserve_exact(new - len)
-                .map_err(|_| DatError::resources(Sub::ResourceMemory))?;
-        } else {
-            q.events.shrink_to(new);
-        }
+        q.events
+            .resize(new)
+            .map_err(|_| DatError::resources(Sub::ResourceMemory))?;
         q.qlen = new;
         Ok(())
     }

@@ -70,7 +70,10 @@
 //!   table when posted (the caller checks and applies them); their slot in
 //!   the send queue only keeps the completion in posting order.
 
+use std::collections::TryReserveError;
+
 use crate::keys::{KeyFault, KeyTable, Rights};
+use crate::ring::{Fifo, SeqRing};
 use crate::transport::verbs::{PostError, QpNum, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus};
 
 use super::wire::{
@@ -327,6 +330,11 @@ impl SqEntry {
     }
 }
 
+/// Bytes of a send-queue entry.
+pub const SQ_ENTRY_BYTES: usize = std::mem::size_of::<SqEntry>();
+/// Bytes of a receive-queue entry.
+pub const RQ_ENTRY_BYTES: usize = std::mem::size_of::<RqEntry>();
+
 /// A posted receive (checked, copied out of the consumer's list).
 #[derive(Clone, Copy, Debug)]
 pub struct RqEntry {
@@ -390,81 +398,61 @@ pub trait SharedRecv: Send + Sync + std::fmt::Debug {
 }
 
 /// A ring of posted receives, the oldest being filled: a queue pair's own
-/// receive queue, and the inside of a shared one.
+/// receive queue, and the inside of a shared one (memory follows use:
+/// [`Fifo`]).
 #[derive(Debug)]
 pub struct RecvRing {
-    slots: Box<[RqEntry]>,
-    head: u64,
-    tail: u64,
+    q: Fifo<RqEntry>,
 }
+
+const NO_RECV: RqEntry = RqEntry {
+    wr_id: 0,
+    sges: [NO_SGE; MAX_SGE],
+    nsge: 0,
+    len: 0,
+};
 
 impl RecvRing {
     /// A ring for `depth` receives (at least one).
-    pub fn new(depth: usize) -> RecvRing {
-        RecvRing {
-            slots: vec![
-                RqEntry {
-                    wr_id: 0,
-                    sges: [NO_SGE; MAX_SGE],
-                    nsge: 0,
-                    len: 0,
-                };
-                depth.max(1)
-            ]
-            .into_boxed_slice(),
-            head: 0,
-            tail: 0,
-        }
+    pub fn new(depth: usize) -> Result<RecvRing, TryReserveError> {
+        Ok(RecvRing {
+            q: Fifo::new(depth.max(1), NO_RECV)?,
+        })
     }
 
     /// Receives queued.
     pub fn len(&self) -> usize {
-        (self.tail - self.head) as usize
+        self.q.len()
     }
 
     /// True when nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.q.is_empty()
     }
 
     /// How many it holds.
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.q.depth()
     }
 
-    /// A ring of `depth` holding this one's receives in order (for a
-    /// resize; `None` if they do not fit).
-    pub fn resized(&self, depth: usize) -> Option<RecvRing> {
-        if depth < self.len() {
-            return None;
-        }
-        let mut r = RecvRing::new(depth);
-        for seq in self.head..self.tail {
-            r.push(self.slots[(seq % self.slots.len() as u64) as usize]);
-        }
-        Some(r)
+    /// Changes how many it holds (`false` if the receives queued would
+    /// not fit, or there is no memory).
+    pub fn resize(&mut self, depth: usize) -> bool {
+        self.q.resize(depth.max(1)).is_ok()
     }
 
     fn front(&self) -> Option<&RqEntry> {
-        (self.head < self.tail).then(|| &self.slots[(self.head % self.slots.len() as u64) as usize])
+        self.q.front()
     }
 
     /// Queues a receive; false when full.
     pub fn push(&mut self, e: RqEntry) -> bool {
-        if self.len() == self.slots.len() {
-            return false;
-        }
-        let n = self.slots.len() as u64;
-        self.slots[(self.tail % n) as usize] = e;
-        self.tail += 1;
-        true
+        self.q.push_back(e)
     }
 
     /// Removes the oldest receive.
     pub fn pop(&mut self) -> Option<RqEntry> {
-        let e = *self.front()?;
-        self.head += 1;
-        Some(e)
+        self.q.pop_front()
     }
 }
 
@@ -580,7 +568,8 @@ pub struct Conn {
     cfg: ConnConfig,
     neg: Negotiated,
     state: ConnState,
-    sq: Box<[SqEntry]>,
+    /// Indexed by sequence (memory follows use: [`SeqRing`]).
+    sq: SeqRing<SqEntry>,
     /// Oldest unretired, next to transmit, next free (sequences).
     sq_head: u64,
     sq_tx: u64,
@@ -611,6 +600,10 @@ pub struct Conn {
     rx_cur: RxCur,
     rx_seg: Option<Segment>,
     rx_inline: [u8; RX_INLINE_MAX],
+    /// Where bytes a peer wrongly sends in the response to an ack read go
+    /// (made the first time a peer does: siw answers a zero-length Read
+    /// Request it had to queue with a previous message's bytes).
+    bucket: Option<Box<[u8]>>,
     term: [u8; wire::TERMINATE_MAX_LEN],
     term_len: usize,
     term_sent: bool,
@@ -674,8 +667,9 @@ pub fn status_of(e: TermError) -> WcStatus {
 }
 
 impl Conn {
-    /// An established connection; every queue is allocated here.
-    pub fn new(cfg: ConnConfig, neg: Negotiated) -> Conn {
+    /// An established connection; every queue is allocated here (its full
+    /// depth reserved, its memory written as it fills: [`SeqRing`]).
+    pub fn new(cfg: ConnConfig, neg: Negotiated) -> Result<Conn, TryReserveError> {
         let mut cfg = cfg;
         cfg.max_sge = cfg.max_sge.min(MAX_SGE as u32);
         let mut neg = neg;
@@ -688,12 +682,13 @@ impl Conn {
         let reserve = usize::from(neg.ack_reads);
         let ord_limit = (neg.ord as usize).min(cfg.ord as usize + reserve);
         let consumer_ord = (cfg.ord as usize).min(ord_limit - reserve.min(ord_limit));
-        Conn {
-            sq: vec![SqEntry::EMPTY; (cfg.send_depth as usize).max(1)].into_boxed_slice(),
+        let sq = SeqRing::new(cfg.send_depth as usize, SqEntry::EMPTY)?;
+        Ok(Conn {
+            sq,
             sq_head: 0,
             sq_tx: 0,
             sq_tail: 0,
-            rq: RecvRing::new(cfg.recv_depth as usize),
+            rq: RecvRing::new(cfg.recv_depth as usize)?,
             srq: None,
             srq_cur: None,
             rq_off: 0,
@@ -711,13 +706,14 @@ impl Conn {
             rx_cur: RxCur::None,
             rx_seg: None,
             rx_inline: [0; RX_INLINE_MAX],
+            bucket: None,
             term: [0; wire::TERMINATE_MAX_LEN],
             term_len: 0,
             term_sent: false,
             state: ConnState::Established,
             cfg,
             neg,
-        }
+        })
     }
 
     pub fn state(&self) -> ConnState {
@@ -786,16 +782,17 @@ impl Conn {
             && !self.ack_pending
     }
 
+    /// The most work requests the send queue holds.
+    fn send_depth(&self) -> usize {
+        (self.cfg.send_depth as usize).max(1)
+    }
+
     /// Asks for an acknowledgement of everything transmitted so far, even
     /// if unsignalled (a graceful close waits for the send queue to retire).
     pub fn request_ack(&mut self) {
         if self.neg.ack_reads && self.sq_head < self.sq_tx {
             self.ack_pending = true;
         }
-    }
-
-    fn slot(&self, seq: u64) -> usize {
-        (seq % self.sq.len() as u64) as usize
     }
 
     fn check_sgl(
@@ -828,7 +825,7 @@ impl Conn {
         if self.state != ConnState::Established {
             return Err(PostError::State);
         }
-        if self.send_outstanding() == self.sq.len() {
+        if self.send_outstanding() >= self.send_depth() {
             return Err(PostError::QueueFull);
         }
         let need = match wr.op {
@@ -839,7 +836,8 @@ impl Conn {
         if matches!(wr.op, SendOp::RdmaRead { .. }) && self.consumer_ord == 0 {
             return Err(PostError::Unsupported);
         }
-        let i = self.slot(self.sq_tail);
+        let i = self.sq_tail;
+        self.sq.make_room(self.sq_head, i);
         self.sq[i] = SqEntry {
             wr_id: wr.wr_id,
             op: wr.op,
@@ -869,10 +867,11 @@ impl Conn {
         if self.state != ConnState::Established {
             return Err(PostError::State);
         }
-        if self.send_outstanding() == self.sq.len() {
+        if self.send_outstanding() >= self.send_depth() {
             return Err(PostError::QueueFull);
         }
-        let i = self.slot(self.sq_tail);
+        let i = self.sq_tail;
+        self.sq.make_room(self.sq_head, i);
         self.sq[i] = SqEntry {
             wr_id,
             signaled,
@@ -888,7 +887,7 @@ impl Conn {
 
     /// Moves the transmit point past binds (nothing to send for them).
     fn skip_binds(&mut self) {
-        while self.sq_tx < self.sq_tail && self.sq[self.slot(self.sq_tx)].bind {
+        while self.sq_tx < self.sq_tail && self.sq[self.sq_tx].bind {
             self.sq_tx += 1;
         }
     }
@@ -898,7 +897,7 @@ impl Conn {
         if self.state != ConnState::Established {
             return Err(PostError::State);
         }
-        if self.rq.len() == self.rq.slots.len() {
+        if self.rq.len() == self.rq.capacity() {
             return Err(PostError::QueueFull);
         }
         let (sges, len) = self.check_sgl(wr.sgl, Rights::LOCAL_WRITE, keys)?;
@@ -918,7 +917,7 @@ impl Conn {
         if self.sq_tx == self.sq_tail {
             return false;
         }
-        let e = &self.sq[self.slot(self.sq_tx)];
+        let e = &self.sq[self.sq_tx];
         if e.off > 0 {
             return true;
         }
@@ -961,7 +960,7 @@ impl Conn {
         }
         let sq_ready = self.sq_ready();
         let resp_ready = self.ird.len > 0;
-        let sq_cur = (self.sq_tx < self.sq_tail).then(|| self.sq[self.slot(self.sq_tx)]);
+        let sq_cur = (self.sq_tx < self.sq_tail).then(|| self.sq[self.sq_tx]);
         let sq_write_mid =
             sq_cur.is_some_and(|e| matches!(e.op, SendOp::RdmaWrite { .. }) && e.off > 0);
         let sq_is_write = sq_cur.is_some_and(|e| matches!(e.op, SendOp::RdmaWrite { .. }));
@@ -1065,7 +1064,7 @@ impl Conn {
 
     fn tx_sq(&mut self, plan: &mut TxPlan) -> bool {
         let seq = self.sq_tx;
-        let i = self.slot(seq);
+        let i = seq;
         let e = self.sq[i];
         match e.op {
             SendOp::RdmaRead { remote_addr, rkey } => {
@@ -1168,7 +1167,7 @@ impl Conn {
     pub fn tx_written(&mut self, t: TxToken, sink: &mut impl FnMut(Wc)) {
         match t.0 {
             LastTx::Complete(seq) => {
-                let i = self.slot(seq);
+                let i = seq;
                 if self.sq[i].state == Slot::Sent {
                     self.sq[i].state = Slot::Done(WcStatus::Success);
                 }
@@ -1186,7 +1185,7 @@ impl Conn {
     /// Emits the completions of finished send-queue requests, oldest first.
     fn retire(&mut self, sink: &mut impl FnMut(Wc)) {
         while self.sq_head < self.sq_tail {
-            let e = self.sq[self.slot(self.sq_head)];
+            let e = self.sq[self.sq_head];
             let Slot::Done(status) = e.state else {
                 break;
             };
@@ -1330,11 +1329,21 @@ impl Conn {
                 if stag != o.stag {
                     return Err(self.fail(TermError::DdpTagged(DdpTagged::InvalidStag), sink));
                 }
+                if o.seq.is_none() {
+                    // An ack read's response only says "everything before
+                    // it was processed": bytes in it (a peer's bug) are
+                    // dropped, not a reason to break the connection.
+                    if len > 0 {
+                        self.drop_into_bucket(len, plan);
+                    }
+                    self.rx_cur = RxCur::ReadResponse { len, last: h.last };
+                    return Ok(RxAction::Place);
+                }
                 if to != o.got || o.got + len > o.size || (h.last && o.got + len != o.size) {
                     return Err(self.fail(TermError::DdpTagged(DdpTagged::BaseOrBounds), sink));
                 }
                 if let Some(seq) = o.seq {
-                    let e = &self.sq[self.slot(seq)];
+                    let e = &self.sq[seq];
                     plan.npieces = piece_iter(&e.sges[..e.nsge], to, len, &mut plan.pieces);
                 }
                 self.rx_cur = RxCur::ReadResponse { len, last: h.last };
@@ -1351,6 +1360,30 @@ impl Conn {
                 self.rx_cur = RxCur::Terminate(seg.payload_len);
                 Ok(RxAction::Inline(seg.payload_len))
             }
+        }
+    }
+
+    /// Plans `len` bytes (at most an FPDU's) into the bucket.
+    fn drop_into_bucket(&mut self, len: u64, plan: &mut RxPlan) {
+        const PIECE: usize = 8192;
+        if self.bucket.is_none() {
+            tracing::debug!(
+                qp = self.cfg.qp,
+                len,
+                "the peer answered a zero-length Read Request with data: dropped"
+            );
+        }
+        let b = self
+            .bucket
+            .get_or_insert_with(|| vec![0u8; PIECE].into_boxed_slice());
+        let addr = b.as_mut_ptr() as u64;
+        let mut left = len;
+        plan.npieces = 0;
+        while left > 0 && plan.npieces < MAX_SGE {
+            let take = left.min(PIECE as u64);
+            plan.pieces[plan.npieces] = Piece { addr, len: take };
+            plan.npieces += 1;
+            left -= take;
         }
     }
 
@@ -1396,7 +1429,7 @@ impl Conn {
                     let o = self.ord.pop().unwrap_or_default();
                     if let Some(seq) = o.seq {
                         self.ord_consumer -= 1;
-                        let i = self.slot(seq);
+                        let i = seq;
                         self.sq[i].state = Slot::Done(WcStatus::Success);
                     }
                     self.acknowledge(o.covers);
@@ -1411,7 +1444,7 @@ impl Conn {
     /// Sends and Writes before `covers` were processed by the peer.
     fn acknowledge(&mut self, covers: u64) {
         for seq in self.sq_head..covers.min(self.sq_tx) {
-            let i = self.slot(seq);
+            let i = seq;
             let e = &mut self.sq[i];
             if e.state == Slot::Sent && !matches!(e.op, SendOp::RdmaRead { .. }) {
                 e.state = Slot::Done(WcStatus::Success);
@@ -1430,7 +1463,7 @@ impl Conn {
         };
         let target = off.and_then(|h| {
             (self.sq_head..self.sq_tx).find(|&seq| {
-                let e = &self.sq[self.slot(seq)];
+                let e = &self.sq[seq];
                 if matches!(e.state, Slot::Done(_)) {
                     return false;
                 }
@@ -1449,7 +1482,7 @@ impl Conn {
             // The peer processed the stream in order up to the request it
             // names: the Sends and Writes before it were placed.
             self.acknowledge(seq);
-            let i = self.slot(seq);
+            let i = seq;
             self.sq[i].state = Slot::Done(status_of(error));
         }
         tracing::debug!(qp = self.cfg.qp, ?error, "Terminate received");
@@ -1526,7 +1559,7 @@ impl Conn {
             self.state = ConnState::Broken;
         }
         for seq in self.sq_head..self.sq_tail {
-            let i = self.slot(seq);
+            let i = seq;
             if !matches!(self.sq[i].state, Slot::Done(_)) {
                 self.sq[i].state = Slot::Done(WcStatus::Flushed);
             }
@@ -1614,7 +1647,7 @@ mod tests {
     impl Side {
         fn new(cfg: ConnConfig, neg: Negotiated) -> Side {
             Side {
-                conn: Conn::new(cfg, neg),
+                conn: Conn::new(cfg, neg).expect("queues"),
                 keys: KeyTable::new(),
                 wcs: Vec::new(),
                 reader: FpduReader::new(neg.crc),
@@ -2016,9 +2049,11 @@ mod tests {
     fn ack_reads_fall_back_without_a_spare_ord_credit() {
         let mut n = neg(false, true);
         n.ord = cfg(1).ord;
-        let c = Conn::new(cfg(1), n);
+        let c = Conn::new(cfg(1), n).expect("queues");
         assert!(!c.ack_reads());
-        assert!(Conn::new(cfg(1), neg(false, true)).ack_reads());
+        assert!(Conn::new(cfg(1), neg(false, true))
+            .expect("queues")
+            .ack_reads());
     }
 
     #[test]

@@ -27,7 +27,6 @@
 //! - The feeder list is an immutable snapshot replaced when queue pairs are
 //!   attached or detached (`arc-swap`): polling reads it without a lock.
 
-use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -36,6 +35,7 @@ use arc_swap::ArcSwap;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
+use crate::ring::{Fifo, ResizeError};
 use crate::sync::lock_anyway;
 use crate::transport::verbs::{CompletionQueue, DeviceError, Wc, WcOp, WcStatus};
 
@@ -53,8 +53,7 @@ const ARMED_SOLICITED: u8 = 2;
 pub const NOTIFY_TOKEN: u64 = u64::MAX;
 
 struct Ring {
-    wcs: VecDeque<Wc>,
-    depth: usize,
+    wcs: Fifo<Wc>,
 }
 
 /// Epoll data of the socket epoll inside the wait epoll.
@@ -87,11 +86,8 @@ pub struct Cq {
 /// What a completion queue runs when an armed notification fires.
 pub type NotifyHook = Arc<dyn Fn() + Send + Sync>;
 
-fn ring_of(depth: u32) -> Result<VecDeque<Wc>, DeviceError> {
-    let mut v = VecDeque::new();
-    v.try_reserve_exact(depth as usize)
-        .map_err(|_| DeviceError::Resources)?;
-    Ok(v)
+fn ring_of(depth: u32) -> Result<Fifo<Wc>, DeviceError> {
+    Fifo::new(depth as usize, Wc::BLANK).map_err(|_| DeviceError::Resources)
 }
 
 impl Cq {
@@ -122,7 +118,6 @@ impl Cq {
         Ok(Arc::new(Cq {
             ring: Mutex::new(Ring {
                 wcs: ring_of(depth)?,
-                depth: depth as usize,
             }),
             armed: AtomicU8::new(DISARMED),
             notify,
@@ -148,11 +143,10 @@ impl Cq {
     pub fn push(&self, wc: Wc) -> bool {
         {
             let mut r = self.ring();
-            if r.wcs.len() >= r.depth {
+            // Room was reserved for `depth` completions.
+            if !r.wcs.push_back(wc) {
                 return false;
             }
-            // Capacity was reserved for `depth` completions.
-            r.wcs.push_back(wc);
             self.queued.store(r.wcs.len() as u32, Ordering::Release);
         }
         let want = match self.armed.load(Ordering::Acquire) {
@@ -268,9 +262,13 @@ impl CompletionQueue for Cq {
             return 0;
         }
         let mut r = self.ring();
-        let n = out.len().min(r.wcs.len());
-        for (slot, wc) in out.iter_mut().zip(r.wcs.drain(..n)) {
+        let mut n = 0;
+        for slot in out.iter_mut() {
+            let Some(wc) = r.wcs.pop_front() else {
+                break;
+            };
             *slot = wc;
+            n += 1;
         }
         self.queued.store(r.wcs.len() as u32, Ordering::Release);
         n
@@ -307,23 +305,17 @@ impl CompletionQueue for Cq {
     }
 
     fn depth(&self) -> u32 {
-        u32::try_from(self.ring().depth).unwrap_or(u32::MAX)
+        u32::try_from(self.ring().wcs.depth()).unwrap_or(u32::MAX)
     }
 
     fn resize(&self, depth: u32) -> Result<(), DeviceError> {
-        let mut r = self.ring();
-        let depth = depth as usize;
-        if depth == 0 || depth < r.wcs.len() {
+        if depth == 0 {
             return Err(DeviceError::Invalid);
         }
-        let len = r.wcs.len();
-        if depth > r.wcs.capacity() {
-            r.wcs
-                .try_reserve_exact(depth - len)
-                .map_err(|_| DeviceError::Resources)?;
-        }
-        r.depth = depth;
-        Ok(())
+        self.ring().wcs.resize(depth as usize).map_err(|e| match e {
+            ResizeError::TooSmall => DeviceError::Invalid,
+            ResizeError::Memory => DeviceError::Resources,
+        })
     }
 }
 

@@ -678,11 +678,12 @@ impl Device for IwarpDevice {
         {
             return Err(DeviceError::Invalid);
         }
+        let ring = RecvRing::new(depth as usize).map_err(|_| DeviceError::Resources)?;
         let srq = Arc::new(IwarpSrq {
             dev: self.me.clone(),
             pd: pd.0,
             max_sge,
-            ring: Mutex::new(RecvRing::new(depth as usize)),
+            ring: Mutex::new(ring),
             qps: Mutex::new(Vec::new()),
         });
         let mut srqs = lock(&self.srqs);
@@ -712,6 +713,8 @@ impl Device for IwarpDevice {
         let send_cq = self.find_cq(&cfg.send_cq).ok_or(DeviceError::Invalid)?;
         let recv_cq = self.find_cq(&cfg.recv_cq).ok_or(DeviceError::Invalid)?;
         let num = self.next_qp.fetch_add(1, Ordering::Relaxed);
+        let pre_recv =
+            RecvRing::new(cfg.recv_depth as usize).map_err(|_| DeviceError::Resources)?;
         let qp = Arc::new_cyclic(|me| IwarpQp {
             num,
             gen: self.gen,
@@ -729,7 +732,7 @@ impl Device for IwarpDevice {
             srq: srq.clone(),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
-                pre_recv: RecvRing::new(cfg.recv_depth as usize),
+                pre_recv,
             }),
         });
         let f: Arc<dyn Feeder> = qp.clone();
@@ -855,7 +858,7 @@ impl Device for IwarpDevice {
             }
         };
         let ev = match acc.established {
-            Some(est) => q.go_up(&mut inner, stream, est),
+            Some(est) => q.go_up(&mut inner, stream, est, false),
             None => {
                 let deadline = Instant::now() + RTR_TIMEOUT;
                 stream.wake_at(deadline);
@@ -1259,7 +1262,30 @@ struct Up {
     /// The connection's TCP segment size (MSS): FPDUs planned together
     /// that fit in one are written together.
     segment: u64,
+    /// Initiator: zero-length RDMA Writes to send while nothing has come
+    /// back since the connection came up ([`Nudge`]).
+    nudge: Option<Box<Nudge>>,
 }
+
+/// The Linux kernel's siw (6.1) as responder does not read what arrives
+/// between its MPA Reply and the moment it starts to watch the socket for
+/// the connection (its data-ready callback is not in place yet, and
+/// nothing looks again): our RTR and first messages, written as soon as
+/// the Reply arrives, can sit unread until more bytes come. So while
+/// nothing at all has come back, the initiator sends a zero-length RDMA
+/// Write (valid at any time, RFC 5040; nothing happens at the peer, and
+/// any arrival makes siw read everything) at 10, 20, 40, ... ms, a few
+/// times. A peer that answers anything stops it.
+struct Nudge {
+    at: Instant,
+    gap: Duration,
+    left: u8,
+    /// The FPDU (the RTR's form, with CRC when negotiated).
+    bytes: Vec<u8>,
+}
+
+const NUDGE_FIRST: Duration = Duration::from_millis(10);
+const NUDGES: u8 = 6;
 
 struct Inner {
     phase: Phase,
@@ -1427,7 +1453,13 @@ impl IwarpQp {
     }
 
     /// Setup finished: build the engine, replay early receives.
-    fn go_up(&self, inner: &mut Inner, stream: Sock, est: super::setup::Established) -> Option<Ev> {
+    fn go_up(
+        &self,
+        inner: &mut Inner,
+        stream: Sock,
+        est: super::setup::Established,
+        initiator: bool,
+    ) -> Option<Ev> {
         if !est.tx.is_empty() && !write_small(&stream, &est.tx) {
             inner.phase = Phase::Closed;
             self.flush_pre_recv(inner);
@@ -1449,7 +1481,7 @@ impl IwarpQp {
         let segment = mss.unwrap_or(1448) as u64;
         let crc = negotiated.crc;
         let hold_tx = est.hold_tx_until_first_rx;
-        let mut conn = Conn::new(
+        let conn = Conn::new(
             ConnConfig {
                 send_depth: self.cfg.send_depth,
                 recv_depth: self.cfg.recv_depth,
@@ -1461,6 +1493,12 @@ impl IwarpQp {
             },
             negotiated,
         );
+        let Ok(mut conn) = conn else {
+            tracing::warn!(qp = self.num, "no memory for the queues: connection broken");
+            inner.phase = Phase::Closed;
+            self.flush_pre_recv(inner);
+            return Some(Ev::Broken);
+        };
         if let Some(srq) = &self.srq {
             let shared: Arc<dyn SharedRecv> = srq.clone();
             conn.set_srq(shared);
@@ -1500,8 +1538,36 @@ impl IwarpQp {
             rx_wcs: Vec::with_capacity((self.cfg.send_depth + self.cfg.recv_depth) as usize + 16),
             hold_tx,
             segment,
+            nudge: initiator
+                .then(|| super::setup::rtr_write(crc).ok())
+                .flatten()
+                .map(|bytes| {
+                    Box::new(Nudge {
+                        at: Instant::now() + NUDGE_FIRST,
+                        gap: NUDGE_FIRST,
+                        left: NUDGES,
+                        bytes,
+                    })
+                }),
         }));
         Some(Ev::Established(est.private_data))
+    }
+
+    /// Sends a [`Nudge`] (at an FPDU boundary of the stream) and sets the
+    /// next one.
+    fn nudge(up: &mut Up) {
+        let Some(n) = up.nudge.as_mut() else {
+            return;
+        };
+        if !up.tx.busy() && write_small(&up.stream, &n.bytes) {
+            tracing::debug!("nothing back from the peer yet: zero-length RDMA Write sent");
+            n.left -= 1;
+        }
+        n.gap *= 2;
+        n.at = Instant::now() + n.gap;
+        if n.left == 0 {
+            up.nudge = None;
+        }
     }
 
     /// Plans the engine's next FPDU into `cur`. False: nothing to send.
@@ -1721,6 +1787,7 @@ impl IwarpQp {
                     };
                     any = true;
                     up.hold_tx = false;
+                    up.nudge = None;
                     let r = up.reader.commit(n);
                     if let Some(o) = self.on_commit(up, r, keys, &dev, &mut sink) {
                         return (true, o);
@@ -1860,6 +1927,7 @@ impl IwarpQp {
             }
         };
         up.hold_tx = false;
+        up.nudge = None;
         let mut iov = [libc::iovec {
             iov_base: std::ptr::null_mut(),
             iov_len: 0,
@@ -2143,7 +2211,7 @@ impl IwarpQp {
                 if tcp_up {
                     match peek_feed(&stream, |b| init.feed(b)) {
                         Fed::Event(InitiatorEvent::Established(est)) => {
-                            let ev = self.go_up(inner, stream, est);
+                            let ev = self.go_up(inner, stream, est, true);
                             return (true, ev);
                         }
                         Fed::Event(InitiatorEvent::Rejected { private_data }) => {
@@ -2175,7 +2243,7 @@ impl IwarpQp {
                 deadline,
             } => match peek_feed(&stream, |b| resp.feed(b)) {
                 Fed::Event(ResponderEvent::Established(est)) => {
-                    let ev = self.go_up(inner, stream, est);
+                    let ev = self.go_up(inner, stream, est, false);
                     (true, ev)
                 }
                 Fed::Event(_) | Fed::Failed => {
@@ -2213,6 +2281,9 @@ impl IwarpQp {
             Phase::Up(mut up) => {
                 let mut any = false;
                 let mut out = Outcome::Ok;
+                if up.nudge.as_ref().is_some_and(|n| now() >= n.at) {
+                    Self::nudge(&mut up);
+                }
                 match self.pump_tx(&mut up) {
                     Ok(a) => any |= a,
                     Err(o) => out = o,
@@ -2496,10 +2567,14 @@ fn phase_deadline(inner: &Inner) -> Option<(&Sock, Instant)> {
             deadline, stream, ..
         }
         | Phase::Draining { deadline, stream } => Some((stream, *deadline)),
-        Phase::Up(up) => match (up.closing, up.not_ready.as_ref().map(|n| n.1)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        Phase::Up(up) => [
+            up.closing,
+            up.not_ready.as_ref().map(|n| n.1),
+            up.nudge.as_ref().map(|n| n.at),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
         .map(|d| (&up.stream, d)),
         Phase::Idle | Phase::Closed => None,
     }
@@ -2851,9 +2926,11 @@ impl SharedReceiveQueue for IwarpSrq {
         if depth == 0 || depth > dev.caps.max_srq_wr {
             return Err(DeviceError::Invalid);
         }
-        let mut r = lock(&self.ring);
-        *r = r.resized(depth as usize).ok_or(DeviceError::Invalid)?;
-        Ok(())
+        if lock(&self.ring).resize(depth as usize) {
+            Ok(())
+        } else {
+            Err(DeviceError::Invalid)
+        }
     }
 }
 

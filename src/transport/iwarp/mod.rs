@@ -16,3 +16,9 @@ pub mod device;
 pub mod progress;
 pub mod setup;
 pub mod wire;
+
+/// Memory one work request of a queue pair takes when its queues are full:
+/// a send-queue entry, a receive-queue entry and a completion for each.
+pub const QUEUE_ENTRY_BYTES: usize = conn::SQ_ENTRY_BYTES
+    + conn::RQ_ENTRY_BYTES
+    + 2 * std::mem::size_of::<crate::transport::verbs::Wc>();
