@@ -259,6 +259,11 @@ for e in $elves; do
     done
 done
 [ -e "$ROOT/lib64/ld-linux-x86-64.so.2" ] || copy_lib /lib64/ld-linux-x86-64.so.2
+# glibc dlopens libgcc_s for thread cancellation and pthread_exit (rping's
+# threads end that way).
+gcc_s=$(ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ {print $NF; exit}')
+[ -n "$gcc_s" ] || die "no libgcc_s.so.1 on the host (package libgcc-s1)"
+copy_lib "$gcc_s"
 
 printf 'root:x:0:0:root:/root:/bin/sh\n' > "$ROOT/etc/passwd"
 printf 'root:x:0:\n' > "$ROOT/etc/group"

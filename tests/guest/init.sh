@@ -49,7 +49,8 @@ ip route add default via 10.0.2.2
 
 if [ "$GUEST_SIW" != none ]; then
     for m in $(cat /lib/siw/depends); do modprobe "$m" || fail "modprobe $m (for siw)"; done
-    out=$(insmod "/lib/siw/$GUEST_SIW.ko" 2>&1) || fail "insmod $GUEST_SIW.ko: $out"
+    case $GUEST_SIW in /*) ko=$GUEST_SIW ;; *) ko=/lib/siw/$GUEST_SIW.ko ;; esac
+    out=$(insmod "$ko" 2>&1) || fail "insmod $ko: $out"
 fi
 for dev in $GUEST_DEVICES; do
     name=${dev%%:*}; rest=${dev#*:}; type=${rest%%:*}; netdev=${rest#*:}

@@ -8,6 +8,7 @@
 #
 # Options:
 #   --siw siw|siw_crc|none  siw module to load (default siw; siw_crc requires MPA CRC)
+#   --siw FILE.ko           load this siw module instead (e.g. a patched build)
 #   --dev NAME:TYPE:NETDEV  an RDMA device to create, e.g. siw0:siw:eth0,
 #                           rxe0:rxe:eth0, siwlo:siw:lo (repeatable; default
 #                           siw0:siw:eth0; --dev none for no device)
@@ -60,7 +61,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$SCRIPT" ] || [ -n "$CMD" ] || usage
 [ -z "$SCRIPT" ] || [ -f "$SCRIPT" ] || die "no such script: $SCRIPT"
-case $SIW in siw|siw_crc|none) ;; *) die "--siw: siw, siw_crc or none" ;; esac
+case $SIW in siw|siw_crc|none) ;; *.ko) [ -f "$SIW" ] || die "--siw $SIW: no such file" ;; *) die "--siw: siw, siw_crc, none or a .ko file" ;; esac
 [ ${#DEVS[@]} -gt 0 ] || DEVS=(siw0:siw:eth0)
 [ "${DEVS[*]}" != none ] || DEVS=()
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (run ./setup.sh --deps)"
@@ -119,6 +120,7 @@ for f in "${FILES[@]}"; do
     fi
 done
 
+if [[ $SIW == *.ko ]]; then cp "$SIW" "$SHARE/siw-custom.ko"; SIW=/host/siw-custom.ko; fi
 if [ -n "$SCRIPT" ]; then cp "$SCRIPT" "$SHARE/script.sh"; else printf '%s\n' "$CMD" > "$SHARE/script.sh"; fi
 {
     printf 'GUEST_SIW=%q\n' "$SIW"
