@@ -181,7 +181,7 @@ run_mode() {  # off|on
             wait "$sp"; rc=$?
             wait_file "$share/done.$i" 20 "$guest_pid"
             g=$(cat "$share/done.$i" 2>/dev/null || echo "none -")
-            secs=$(echo "$(date +%s.%N) - $t0" | bc)
+            secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
             set -- $g
             if [ "$rc" -eq 0 ] && [ "$1" = 0 ] && [ "$2" = "$COUNT" ]; then
                 res=PASS detail="$(tail -n1 "$share/ours.$i.out" | sed 's/^rping_dat: server: //')"
@@ -200,7 +200,7 @@ run_mode() {  # off|on
             rc=$?
             touch "$share/hostdone.$i"
             wait_file "$share/done.$i" 20 "$guest_pid"
-            secs=$(echo "$(date +%s.%N) - $t0" | bc)
+            secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
             if [ "$rc" -eq 0 ]; then
                 res=PASS detail="$(tail -n1 "$share/ours.$i.out" | sed 's/^rping_dat: client: //')"
             else
@@ -250,6 +250,6 @@ fi
 echo
 echo "interop: results (${LIB_OPTS:-default configuration}${LIB_OPTS:+ added to our IA}):"
 for r in "${RESULTS[@]}"; do echo "  $r"; done
-printf 'interop: %d passed, %d failed (%.0f s)\n' "$PASS" "$FAIL" "$(echo "$(date +%s.%N) - $T_ALL" | bc)"
+printf 'interop: %d passed, %d failed (%.0f s)\n' "$PASS" "$FAIL" "$(awk -v a="$(date +%s.%N)" -v b="$T_ALL" 'BEGIN { print a - b }')"
 [ -z "$KEEP" ] || echo "interop: logs in $WORK"
 [ "$FAIL" -eq 0 ]

@@ -181,7 +181,7 @@ done
 if [ -n "$QPID" ]; then wait "$QPID" || rc=$?; QPID=""; fi
 sleep 0.2   # let the console filter write the last lines
 [ -z "$LOG" ] || cp "$CONSOLE" "$LOG"
-secs=$(echo "$(date +%s.%N) - $start" | bc)
+secs=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.1f", a - b }')
 if [ "$rc" -eq 124 ]; then
     echo "guest-run: timed out after ${TIMEOUT}s" >&2
     exit 124
