@@ -38,26 +38,7 @@ run_rping_client() {  # tag addr port size
     echo "$rc $pings"
 }
 
-if [ "${SANITY:-}" = yes ]; then
-    for dev in $(ls /sys/class/infiniband); do
-        for size in 23 65535; do
-            t0=$(date +%s)
-            timeout "$CASE_TIMEOUT" rping -s -V -a 10.0.2.15 -p 7174 -S $size > sanity.srv.err 2>&1 &
-            spid=$!
-            n=50
-            while [ $n -gt 0 ] && ! listening 7174 && [ "${dev#rxe}" = "$dev" ]; do sleep 0.1; n=$((n-1)); done
-            [ "${dev#rxe}" = "$dev" ] || sleep 1   # rxe listens without TCP
-            set -- $(run_rping_client sanity 10.0.2.15 7174 $size)
-            wait $spid
-            srv=$?
-            res=FAIL
-            [ "$1" = 0 ] && [ "$2" = "$COUNT" ] && res=PASS
-            echo "sanity: rping server + client in the guest over $dev, size $size: $res ($2/$COUNT pings, client exit $1, server exit $srv, $(( $(date +%s) - t0 ))s)"
-            echo "$dev $size $res $2 $(( $(date +%s) - t0 ))" >> sanity.results
-        done
-    done
-fi
-
+touch booted
 i=0
 for c in $CASES; do
     i=$((i + 1))
@@ -83,5 +64,26 @@ for c in $CASES; do
         echo "$? -" > "done.$i"
     fi
 done
+if [ "${SANITY:-}" = yes ]; then
+    for dev in $(ls /sys/class/infiniband); do
+        for size in 23 65535; do
+            t0=$(cut -d' ' -f1 /proc/uptime)
+            timeout "$CASE_TIMEOUT" rping -s -V -a 10.0.2.15 -p 7174 -S $size > sanity.srv.err 2>&1 &
+            spid=$!
+            n=50
+            while [ $n -gt 0 ] && ! listening 7174 && [ "${dev#rxe}" = "$dev" ]; do sleep 0.1; n=$((n-1)); done
+            [ "${dev#rxe}" = "$dev" ] || sleep 1   # rxe listens without TCP
+            set -- $(run_rping_client sanity 10.0.2.15 7174 $size)
+            wait $spid
+            srv=$?
+            res=FAIL
+            [ "$1" = 0 ] && [ "$2" = "$COUNT" ] && res=PASS
+            secs=$(awk -v a="$(cut -d' ' -f1 /proc/uptime)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+            echo "sanity: rping server + client in the guest over $dev, size $size: $res ($2/$COUNT pings, client exit $1, server exit $srv, ${secs}s)"
+            echo "$dev $size $res $2 $secs" >> sanity.results
+        done
+    done
+fi
+
 dmesg | grep -E 'siw[0-9]*:|siw: [^lm]|iw_cm|rdma_cm|BUG|Oops|invalid opcode|WARNING|Call Trace' | grep -v 'speed is unknown' | tail -n 40 > dmesg.txt
 exit 0

@@ -93,10 +93,21 @@ pick_ports() {  # count -> a run of free ports
     return 1
 }
 
+# A guest kernel that hit BUG() (iw_cm's cm_close_handler does when a
+# connection siw never reported established is closed) is wedged: stop
+# waiting for it.
+guest_wedged() {  # share
+    grep -qE 'kernel BUG at|Kernel panic|soft lockup' "$1/.console" 2>/dev/null
+}
+wedge_reason() {  # share
+    grep -m1 -oE 'kernel BUG at [^ ]*|Kernel panic.*|soft lockup.*' "$1/.console" 2>/dev/null
+}
+
 wait_file() {  # file seconds guest_pid
     local n=$(( $2 * 10 ))
     while [ ! -e "$1" ] && [ $n -gt 0 ]; do
         kill -0 "$3" 2>/dev/null || return 2
+        guest_wedged "$(dirname "$1")" && return 3
         sleep 0.1; n=$((n - 1))
     done
     [ -e "$1" ]
@@ -157,6 +168,11 @@ run_mode() {  # off|on
     guest_pid=$!
     BG+=("$guest_pid")
 
+    # Case times start once the guest is up.
+    if ! wait_file "$share/booted" 120 "$guest_pid"; then
+        echo "interop: crc=$crc: the guest did not come up: $(tail -n1 "$share/run.out")"
+        grep -v '^$' "$share/console.log" 2>/dev/null | tail -n 5 | sed 's/^/interop:   guest: /'
+    fi
     i=0
     local c t0 secs rc detail res g
     for c in "${cases[@]}"; do
@@ -164,7 +180,11 @@ run_mode() {  # off|on
         role=${c%%:*}; size=${c#*:}; size=${size%%:*}; port=${c##*:}
         t0=$(date +%s.%N)
         if ! kill -0 "$guest_pid" 2>/dev/null; then
-            report "$role" "$crc" "$size" FAIL 0 "guest gone: $(tail -n1 "$share/run.out" 2>/dev/null)"
+            report "$role" "$crc" "$size" FAIL 0 "not run: the guest is gone ($(tail -n1 "$share/run.out" 2>/dev/null))"
+            continue
+        fi
+        if guest_wedged "$share"; then
+            report "$role" "$crc" "$size" FAIL 0 "not run: the guest kernel died earlier ($(wedge_reason "$share"))"
             continue
         fi
         if [ "$role" = server ]; then
@@ -209,6 +229,9 @@ run_mode() {  # off|on
         fi
         report "$role" "$crc" "$size" "$res" "$secs" "$detail"
     done
+    if guest_wedged "$share"; then
+        kill "$guest_pid" 2>/dev/null   # run.sh stops QEMU
+    fi
     wait "$guest_pid"
     rc=$?
     [ -z "$dp" ] || { sleep 0.5; kill "$dp" 2>/dev/null; wait "$dp" 2>/dev/null; }
@@ -220,8 +243,8 @@ run_mode() {  # off|on
     fi
     if [ "$rc" -ne 0 ]; then
         echo "interop: crc=$crc: the guest run ended with status $rc: $(tail -n1 "$share/run.out")"
-        grep -E 'BUG|Oops|invalid opcode|RIP:' "$share/console.log" | head -n 3 | sed 's/^/interop:   guest: /'
-        [ "$rc" -eq 0 ] || FAIL=$((FAIL + 1))
+        grep -E 'BUG|Oops|invalid opcode|RIP:' "$share/.console" "$share/console.log" 2>/dev/null | head -n 3 | sed 's/^[^:]*:/interop:   guest: /'
+        FAIL=$((FAIL + 1))
     fi
     [ ! -s "$share/dmesg.txt" ] || sed 's/^/interop:   guest dmesg: /' "$share/dmesg.txt" | head -n 10
 }
