@@ -14,7 +14,6 @@
 # the pings it reported).
 COUNT=${COUNT:-20}
 CASE_TIMEOUT=${CASE_TIMEOUT:-30}
-RPING_MAX=65535
 
 wait_file() {  # file seconds
     n=$(( $2 * 10 ))
