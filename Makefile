@@ -14,6 +14,8 @@
 #   make install PREFIX=/usr/local   library, headers, dat.pc, dat.conf.example, dat-info, dat-perf
 #   make valgrind     run the C tests once under valgrind
 #   make helgrind     the threaded C tests under helgrind and drd
+#   make guest        build (or reuse) the kernel-RDMA test guest (tests/guest/build.sh)
+#   make guest-check  rping_dat against rdma-core's rping over the kernel's siw in that guest
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -258,3 +260,19 @@ fmt:
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean
+
+# The kernel-RDMA test guest (tests/guest/, QEMU TCG, built from Debian
+# packages into ~/.cache/udapl-guest) and the interoperability test with the
+# kernel's siw and rdma-core's rping (tests/guest/interop.sh; subsets:
+# tests/guest/interop.sh --help).
+INTEROP_BIN := $(CTOUT)/interop/rping_dat
+
+.PHONY: interop guest guest-check
+
+interop: $(INTEROP_BIN)
+
+guest:
+	tests/guest/build.sh
+
+guest-check: lib $(INTEROP_BIN)
+	tests/guest/interop.sh

@@ -87,5 +87,37 @@ if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
     fi
 fi
 
+# The kernel-RDMA test guest (tests/guest/, make guest-check): QEMU, socat
+# for its forwards, cpio and kmod for the initramfs, the guest kernel's
+# headers (kbuild and its compiler come with them) and linux-source for siw,
+# built out of tree. The guest's own packages (kernel image, rdma-core,
+# busybox-static) are fetched by tests/guest/build.sh with apt-get download,
+# not installed.
+guest_headers() {
+    apt-cache depends linux-headers-amd64 2>/dev/null |
+        sed -n 's/^ *Depends: linux-headers-\(.*-amd64\)$/\1/p' | head -n1
+}
+guest_krel=$(guest_headers)
+[ -n "$guest_krel" ] || { apt_update; guest_krel=$(guest_headers); }
+need_guest=()
+for tool in qemu-system-x86_64:qemu-system-x86 socat:socat cpio:cpio depmod:kmod xz:xz-utils strip:binutils; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || need_guest+=("${tool##*:}")
+done
+if [ -n "$guest_krel" ]; then
+    guest_series=$(echo "$guest_krel" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')
+    for pkg in "linux-headers-$guest_krel" "linux-source-$guest_series"; do
+        dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need_guest+=("$pkg")
+    done
+else
+    echo "setup: apt knows no linux-headers-amd64; the test guest (make guest-check) cannot be built" >&2
+fi
+[ ${#need_guest[@]} -eq 0 ] || apt_install --no-install-recommends "${need_guest[@]}"
+# Build the guest into its cache now (a no-op when it is up to date); the
+# rest of the setup does not depend on it.
+if [ -n "$guest_krel" ]; then
+    timeout 1200 tests/guest/build.sh >/dev/null ||
+        echo "setup: warning: the test guest could not be built (make guest to retry)" >&2
+fi
+
 [ "${1:-}" = "--deps" ] && exit 0
 make demo
