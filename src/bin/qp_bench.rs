@@ -281,11 +281,13 @@ impl Poller {
                 if let Some(wc) = self.try_next()? {
                     return Ok(wc);
                 }
+                self.cq.sleeping(true);
                 let mut fds = [nix::poll::PollFd::new(
                     self.cq.wait_fd(),
                     nix::poll::PollFlags::POLLIN,
                 )];
                 let r = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1000u16));
+                self.cq.sleeping(false);
                 if r.is_err() || Instant::now() > end {
                     return Err("timed out waiting for a completion".into());
                 }

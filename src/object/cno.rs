@@ -217,16 +217,25 @@ impl Cno {
         let outcome = if let Some(h) = pending {
             CnoWake::Evd(h)
         } else {
-            let sleep = Sleep {
-                deadline,
-                fd: self.input.as_ref().map(|e| e.0.as_fd()),
-                before: None,
-            };
             // Like an EVD waiter, the CNO waiter drives the queue pairs of
             // its EVDs while it spins and when data for them wakes it: the
             // completions they produce trigger this CNO through their
             // queues' notification hooks, with no thread hop.
             let evds: Vec<Arc<Evd>> = evds.iter().filter_map(Weak::upgrade).collect();
+            let cqs: Vec<_> = evds.iter().filter_map(|e| e.cq()).collect();
+            let declared = std::cell::Cell::new(false);
+            let before = || {
+                if !declared.replace(true) {
+                    for cq in &cqs {
+                        cq.sleeping(true);
+                    }
+                }
+            };
+            let sleep = Sleep {
+                deadline,
+                fd: self.input.as_ref().map(|e| e.0.as_fd()),
+                before: Some(&before),
+            };
             let r = wait::wait(&self.waiters, sleep, held, || {
                 if self.seq.load(Ordering::Acquire) == start {
                     for e in &evds {
@@ -246,6 +255,11 @@ impl Cno {
                     CnoWake::Evd(st.hint)
                 })
             });
+            if declared.get() {
+                for cq in &cqs {
+                    cq.sleeping(false);
+                }
+            }
             match r {
                 Ok(w) => w,
                 Err(Wake::TimedOut) => CnoWake::Timeout,

@@ -446,10 +446,21 @@ impl Evd {
             }
         };
         let mut seen = None;
+        // Whether the transport was told a thread sleeps on the CQ (from
+        // the first sleep on): it then leaves the queue pairs to this
+        // thread, which wakes for their data.
+        let declared = std::cell::Cell::new(false);
+        let before = || {
+            if let Some(cq) = cq {
+                if !declared.replace(true) {
+                    cq.sleeping(true);
+                }
+            }
+        };
         let sleep = Sleep {
             deadline,
             fd: cq.map(|c| c.wait_fd()),
-            before: None,
+            before: Some(&before),
         };
         // Ends the wait if the queue meets the threshold (and the wait may
         // end now: events queued at entry, or a notification since).
@@ -510,6 +521,9 @@ impl Evd {
             }
             ready(&mut lock_anyway(&self.q))
         });
+        if let Some(cq) = cq.filter(|_| declared.get()) {
+            cq.sleeping(false);
+        }
         let mut q = lock_anyway(&self.q);
         q.waiter = false;
         let out = match r {
@@ -589,7 +603,16 @@ impl Evd {
                 }
             }
             let more = room > 0 && n == room;
-            if !more {
+            // Deferred events go behind every completion in the CQ: a
+            // completion pushed since the poll (by another thread) came
+            // before them (whoever queued one saw the completions of the
+            // requests before it pushed).
+            let behind = !q.deferred.is_empty() && cq.has_completions();
+            if behind && room > 0 && !more {
+                drop(guard);
+                continue;
+            }
+            if !more && !behind {
                 while q.events.len() < q.qlen {
                     let Some(mut ev) = q.deferred.pop_front() else {
                         break;

@@ -257,6 +257,13 @@ pub trait CompletionQueue: Send + Sync {
     /// arrived on their connections).
     fn wait_fd(&self) -> BorrowedFd<'_>;
 
+    /// A thread starts (`true`) or stops (`false`) sleeping on this
+    /// queue's descriptors ([`CompletionQueue::wait_fd`] or
+    /// [`CompletionQueue::input_fd`]): it drives the queue pairs feeding it
+    /// when data arrives for them, so the transport's own thread need not
+    /// be woken too. Calls must pair up.
+    fn sleeping(&self, on: bool);
+
     /// Readable when the queue pairs feeding the queue need progress, but
     /// not for notifications: what a thread that waits for several queues
     /// through their notification hooks (a DAT CNO) sleeps on, so that it
@@ -268,6 +275,10 @@ pub trait CompletionQueue: Send + Sync {
     /// transport's own), with no lock of the queue held: how a DAT CNO
     /// learns of completions nobody is polling for. `None` removes it.
     fn on_notify(&self, hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>);
+
+    /// True if completions are queued now (a poll would return some
+    /// without driving anything).
+    fn has_completions(&self) -> bool;
 
     /// True if a poll now would move data the queue pairs feeding this
     /// queue already hold (output waiting for socket space or cut at a

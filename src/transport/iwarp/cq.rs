@@ -28,13 +28,15 @@
 //!   attached or detached (`arc-swap`): polling reads it without a lock.
 
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
+use super::progress::{self, Reg, Run, Source};
 use crate::ring::{Fifo, ResizeError};
 use crate::sync::lock_anyway;
 use crate::transport::verbs::{CompletionQueue, DeviceError, Wc, WcOp, WcStatus};
@@ -43,6 +45,29 @@ use crate::transport::verbs::{CompletionQueue, DeviceError, Wc, WcOp, WcStatus};
 pub trait Feeder: Send + Sync {
     /// Runs the engine once without blocking; true if anything happened.
     fn progress(&self) -> bool;
+    /// Whether a queue it feeds is driven changed ([`Cq::driven`]): the
+    /// feeder looks at its queues again and lets the progress thread watch
+    /// it or not.
+    fn driven_changed(&self) {}
+}
+
+/// A poll that finds nothing within this long of the last one continues a
+/// spin.
+const SPIN_GAP_NS: u64 = 5_000;
+/// Empty polls in a row, each within [`SPIN_GAP_NS`] of the one before,
+/// that make a spin: an application waiting for a completion by calling
+/// `dat_evd_dequeue` in a loop, not one that drains its queue now and then.
+const SPIN_POLLS: u32 = 2;
+/// While the queue is driven, how often the progress thread looks whether
+/// it still is (an application that stops spinning without a completion,
+/// the one case a timer covers).
+const DRIVE_CHECK: Duration = Duration::from_micros(200);
+
+/// Nanoseconds on a process-wide monotonic clock.
+fn clock_ns() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(Instant::now);
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 const DISARMED: u8 = 0;
@@ -77,6 +102,20 @@ pub struct Cq {
     /// Completions in the ring (kept under the ring's lock, read without
     /// it: a poll of an empty queue takes no lock).
     queued: AtomicU32,
+    /// An application thread drives the feeders: it spins on the queue or
+    /// sleeps on its descriptors ([`Cq::driven`]).
+    driving: AtomicBool,
+    /// Polls so far, and as the last drive check saw them.
+    polls: AtomicU64,
+    checked_polls: AtomicU64,
+    /// The current run of quick empty polls, and when the last one was.
+    streak: AtomicU32,
+    last_empty: AtomicU64,
+    /// Threads sleeping on the queue's descriptors.
+    sleepers: AtomicU32,
+    /// The drive check's timer (made the first time the queue is driven).
+    check: Mutex<Option<Reg>>,
+    me: Weak<Cq>,
     /// Run when an armed notification fires ([`CompletionQueue::on_notify`]).
     hook: Mutex<Option<NotifyHook>>,
     /// A notification fired and the hook has yet to run ([`Cq::run_hook`]).
@@ -115,10 +154,9 @@ impl Cq {
                 EpollEvent::new(EpollFlags::EPOLLIN, INPUT_TOKEN),
             )
             .map_err(|_| DeviceError::Resources)?;
-        Ok(Arc::new(Cq {
-            ring: Mutex::new(Ring {
-                wcs: ring_of(depth)?,
-            }),
+        let wcs = ring_of(depth)?;
+        Ok(Arc::new_cyclic(|me| Cq {
+            ring: Mutex::new(Ring { wcs }),
             armed: AtomicU8::new(DISARMED),
             notify,
             input,
@@ -129,7 +167,68 @@ impl Cq {
             queued: AtomicU32::new(0),
             hook: Mutex::new(None),
             hook_due: AtomicBool::new(false),
+            driving: AtomicBool::new(false),
+            polls: AtomicU64::new(0),
+            checked_polls: AtomicU64::new(0),
+            streak: AtomicU32::new(0),
+            last_empty: AtomicU64::new(0),
+            sleepers: AtomicU32::new(0),
+            check: Mutex::new(None),
+            me: me.clone(),
         }))
+    }
+
+    /// True while an application thread drives the queue pairs feeding
+    /// this queue: it spins on the queue (a run of quick empty polls) or
+    /// sleeps on its descriptors. They need not be watched by the progress
+    /// thread meanwhile: that thread would only be woken to find the work
+    /// done (on a busy 2-core machine, each such wake-up preempts one of
+    /// the spinning threads). It ends when a poll brings completions (what
+    /// the spinner waited for came: it may go and poll its memory or
+    /// compute now) unless a thread sleeps on the queue, or when the
+    /// progress thread's check finds the queue neither polled since the
+    /// last check nor slept on ([`DRIVE_CHECK`]: a spinner that gave up).
+    pub fn driven(&self) -> bool {
+        self.driving.load(Ordering::Relaxed)
+    }
+
+    fn start_driving(&self) {
+        if self.driving.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        tracing::trace!("completion queue driven by the application");
+        self.checked_polls
+            .store(self.polls.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.for_feeders(|f| f.driven_changed());
+        let mut c = lock_anyway(&self.check);
+        if c.is_none() {
+            let src: Weak<dyn Source> = self.me.clone();
+            *c = progress::register_timer(src).ok();
+        }
+        match c.as_ref() {
+            Some(r) => r.schedule(Instant::now() + DRIVE_CHECK),
+            None => {
+                // No progress thread to end it: do not start.
+                drop(c);
+                self.stop_driving();
+            }
+        }
+    }
+
+    fn stop_driving(&self) {
+        if self.driving.swap(false, Ordering::SeqCst) {
+            tracing::trace!("completion queue left to the progress thread");
+            self.streak.store(0, Ordering::Relaxed);
+            self.for_feeders(|f| f.driven_changed());
+        }
+    }
+
+    fn for_feeders(&self, mut f: impl FnMut(&dyn Feeder)) {
+        for w in self.feeders.load().iter() {
+            if let Some(x) = w.upgrade() {
+                f(&*x);
+            }
+        }
     }
 
     fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
@@ -229,6 +328,22 @@ impl Cq {
         let _ = self.input.delete(fd);
     }
 
+    /// A poll found nothing: part of a spin if it came quickly after the
+    /// last one.
+    fn empty_poll(&self) {
+        let now = clock_ns();
+        let prev = self.last_empty.swap(now, Ordering::Relaxed);
+        let s = if now.wrapping_sub(prev) < SPIN_GAP_NS {
+            self.streak.fetch_add(1, Ordering::Relaxed) + 1
+        } else {
+            self.streak.store(1, Ordering::Relaxed);
+            1
+        };
+        if s >= SPIN_POLLS && !self.driving.load(Ordering::Relaxed) {
+            self.start_driving();
+        }
+    }
+
     /// A feeder's engine stopped with data to move (output waiting or cut
     /// at a budget, input cut at a budget): see [`CompletionQueue::busy`].
     pub fn mark_busy(&self) {
@@ -250,6 +365,7 @@ impl Cq {
 
 impl CompletionQueue for Cq {
     fn poll(&self, out: &mut [Wc]) -> usize {
+        self.polls.fetch_add(1, Ordering::Relaxed);
         if self.busy.load(Ordering::Relaxed) {
             self.busy.store(false, Ordering::Relaxed);
         }
@@ -259,6 +375,7 @@ impl CompletionQueue for Cq {
             }
         }
         if self.queued.load(Ordering::Acquire) == 0 {
+            self.empty_poll();
             return 0;
         }
         let mut r = self.ring();
@@ -271,6 +388,18 @@ impl CompletionQueue for Cq {
             n += 1;
         }
         self.queued.store(r.wcs.len() as u32, Ordering::Release);
+        drop(r);
+        if n == 0 {
+            self.empty_poll();
+        } else {
+            self.streak.store(0, Ordering::Relaxed);
+            // What the spinner waited for came: it may now go and do
+            // something else (poll its memory, compute). A thread sleeping
+            // on the queue still drives it.
+            if self.driving.load(Ordering::Relaxed) && self.sleepers.load(Ordering::SeqCst) == 0 {
+                self.stop_driving();
+            }
+        }
         n
     }
 
@@ -282,6 +411,19 @@ impl CompletionQueue for Cq {
             ARMED_ANY
         };
         self.armed.store(mode, Ordering::Release);
+    }
+
+    fn has_completions(&self) -> bool {
+        self.queued.load(Ordering::Acquire) > 0
+    }
+
+    fn sleeping(&self, on: bool) {
+        if on {
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            self.start_driving();
+        } else {
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     fn clear_notification(&self) {
@@ -316,6 +458,25 @@ impl CompletionQueue for Cq {
             ResizeError::TooSmall => DeviceError::Invalid,
             ResizeError::Memory => DeviceError::Resources,
         })
+    }
+}
+
+impl Source for Cq {
+    /// The drive check: still polled or slept on since the last one, or
+    /// left to the progress thread from now on.
+    fn run(&self) -> Run {
+        if !self.driving.load(Ordering::SeqCst) {
+            return Run::default();
+        }
+        let polls = self.polls.load(Ordering::Relaxed);
+        let seen = self.checked_polls.swap(polls, Ordering::Relaxed);
+        if polls != seen || self.sleepers.load(Ordering::SeqCst) > 0 {
+            return Run {
+                at: Some(Instant::now() + DRIVE_CHECK),
+            };
+        }
+        self.stop_driving();
+        Run::default()
     }
 }
 

@@ -727,6 +727,7 @@ impl Device for IwarpDevice {
             tx_blocked: AtomicBool::new(false),
             rnr_waiting: AtomicBool::new(false),
             kick: AtomicBool::new(false),
+            acks_left: AtomicBool::new(false),
             rx_more: AtomicBool::new(false),
             tx_more: AtomicBool::new(false),
             srq: srq.clone(),
@@ -1062,8 +1063,11 @@ struct Sock {
     stream: TcpStream,
     cqs: Vec<Arc<Cq>>,
     gen: u32,
-    /// The progress thread watches the socket too.
+    /// The progress thread watches the socket too: for input unless an
+    /// application thread drives the queue pair, for output while bytes
+    /// wait for socket space. (Set under the queue pair's lock.)
     reg: Option<Reg>,
+    watch: std::cell::Cell<(bool, bool)>,
 }
 
 impl Sock {
@@ -1079,6 +1083,7 @@ impl Sock {
             cqs: Vec::with_capacity(cqs.len()),
             reg: None,
             gen: qp.gen,
+            watch: std::cell::Cell::new((true, true)),
         };
         for cq in cqs {
             cq.watch(sock.stream.as_fd(), u64::from(qp.num))?;
@@ -1095,6 +1100,16 @@ impl Sock {
         sock.reg =
             Some(progress::register(sock.stream.as_fd(), src).map_err(|_| DeviceError::Resources)?);
         Ok(sock)
+    }
+
+    /// What the progress thread watches the socket for (called with the
+    /// queue pair's lock held).
+    fn watch(&self, input: bool, output: bool) {
+        if self.watch.replace((input, output)) != (input, output) {
+            if let Some(r) = &self.reg {
+                r.watch(input, output);
+            }
+        }
     }
 
     /// Has the progress thread run the queue pair at `at` (a deadline).
@@ -1314,6 +1329,9 @@ pub struct IwarpQp {
     /// The progress thread found something to do while another thread
     /// held the lock: that thread runs the engine when it lets go.
     kick: AtomicBool,
+    /// A step left acknowledgements for the spinning application's next
+    /// post or step (written under the lock).
+    acks_left: AtomicBool,
     /// The last step stopped receiving at its budget: more is waiting.
     rx_more: AtomicBool,
     /// The last transmit stopped at its budget: more is ready to go.
@@ -1619,6 +1637,8 @@ impl IwarpQp {
         if up.hold_tx {
             return Ok(false);
         }
+        // Acknowledgements left by a step go now (or wait for socket space).
+        self.acks_left.store(false, Ordering::Relaxed);
         let mut any = false;
         let mut sink = self.sink();
         // A bounded amount per call, like the receive side: a long stream
@@ -2168,7 +2188,7 @@ impl IwarpQp {
     /// acknowledgements go at once, as a NIC's would); returns whether
     /// anything happened and the event to report. `thorough`: see
     /// [`IwarpQp::pump_rx`].
-    fn step(&self, inner: &mut Inner, thorough: bool) -> (bool, Option<Ev>) {
+    fn step(&self, inner: &mut Inner, thorough: bool, defer_acks: bool) -> (bool, Option<Ev>) {
         // Read only where a deadline matters (not on every poll).
         let now = Instant::now;
         match std::mem::replace(&mut inner.phase, Phase::Closed) {
@@ -2293,14 +2313,26 @@ impl IwarpQp {
                     any |= a;
                     out = o;
                     // Responses, acknowledgements and Terminates the
-                    // receive side queued.
-                    match self.pump_tx(&mut up) {
-                        Ok(a) => any |= a,
-                        Err(o) => match out {
-                            Outcome::Ok => out = o,
-                            Outcome::Terminated => out = Outcome::Broken,
-                            _ => {}
-                        },
+                    // receive side queued. An application spinning on the
+                    // queues, whose step just placed a message, will most
+                    // likely answer it: its post carries the
+                    // acknowledgements (a ping-pong wakes the peer once per
+                    // message, not twice); its next step sends them if not.
+                    let wait = defer_acks
+                        && a
+                        && matches!(out, Outcome::Ok)
+                        && up.closing.is_none()
+                        && up.conn.only_acks_due();
+                    self.acks_left.store(wait, Ordering::Relaxed);
+                    if !wait {
+                        match self.pump_tx(&mut up) {
+                            Ok(a) => any |= a,
+                            Err(o) => match out {
+                                Outcome::Ok => out = o,
+                                Outcome::Terminated => out = Outcome::Broken,
+                                _ => {}
+                            },
+                        }
                     }
                 }
                 if matches!(out, Outcome::Ok)
@@ -2366,16 +2398,18 @@ impl IwarpQp {
     /// then runs what the progress thread handed over meanwhile.
     /// `thorough`: see [`IwarpQp::pump_rx`].
     fn run(&self, g: QpGuard<'_>, thorough: bool) -> bool {
-        let any = self.run_step(g.into_raw(), thorough);
+        let any = self.run_step(g.into_raw(), thorough, false);
         self.after_unlock();
         any
     }
 
     /// [`IwarpQp::run`] without taking over what was handed over.
-    fn run_step(&self, inner: MutexGuard<'_, Inner>, thorough: bool) -> bool {
+    /// `defer_acks`: an application thread spinning on the queues steps.
+    fn run_step(&self, inner: MutexGuard<'_, Inner>, thorough: bool, defer_acks: bool) -> bool {
         let mut inner = inner;
-        let (any, ev) = self.step(&mut inner, thorough);
+        let (any, ev) = self.step(&mut inner, thorough, defer_acks);
         self.note_tx(&inner);
+        self.watch(&inner);
         // A deadline of the phase (connect, accept, drain, close, receiver
         // not ready) stays scheduled: a timer that fired is gone, and a
         // registration keeps only its earliest time.
@@ -2397,6 +2431,24 @@ impl IwarpQp {
         }
         self.run_hooks();
         any
+    }
+
+    /// Has the progress thread watch the socket for what only it would
+    /// notice: input unless an application thread drives the queue pair,
+    /// output while bytes wait for socket space.
+    fn watch(&self, inner: &Inner) {
+        if let Some(sock) = sock_of(inner) {
+            let driven = self.driven();
+            let out = self.tx_blocked.load(Ordering::Relaxed)
+                || (!driven && self.acks_left.load(Ordering::Relaxed));
+            sock.watch(!driven, out);
+        }
+    }
+
+    /// Whether an application thread drives the queue pair (spins on or
+    /// sleeps on one of its completion queues: [`Cq::driven`]).
+    fn driven(&self) -> bool {
+        self.send_cq.driven() || self.recv_cq.driven()
     }
 
     /// The queue pair's lock, for any thread but the progress thread:
@@ -2460,7 +2512,7 @@ impl IwarpQp {
             // Taken with the lock held: what arrived before it was set is
             // in the socket for this step to read.
             if self.kick.swap(false, Ordering::SeqCst) {
-                self.run_step(g, true);
+                self.run_step(g, true, false);
             } else {
                 drop(g);
             }
@@ -2499,6 +2551,7 @@ impl IwarpQp {
                 }
             }
         }
+        self.watch(inner);
     }
 }
 
@@ -2541,7 +2594,22 @@ impl Feeder for IwarpQp {
         if progress::inherited(self.gen) {
             return false;
         }
-        self.try_hold().is_some_and(|g| self.run(g, false))
+        let Some(g) = self.try_hold() else {
+            return false;
+        };
+        let any = self.run_step(g.into_raw(), false, self.driven());
+        self.after_unlock();
+        any
+    }
+
+    /// A queue started or stopped being driven by an application thread:
+    /// the progress thread watches the socket only while none is.
+    fn driven_changed(&self) {
+        if progress::inherited(self.gen) {
+            return;
+        }
+        let g = self.hold();
+        self.watch(&g);
     }
 }
 
@@ -2795,7 +2863,7 @@ impl QueuePair for IwarpQp {
                     up.stream.wake_at(deadline);
                 }
                 inner.phase = Phase::Up(up);
-                let (_, ev) = self.step(&mut inner, true);
+                let (_, ev) = self.step(&mut inner, true, false);
                 self.note_tx(&inner);
                 ev
             }

@@ -71,7 +71,8 @@ struct Entry {
     src: Weak<dyn Source>,
     /// The time the source asked for (stale heap entries are skipped).
     due: Option<Instant>,
-    fd: RawFd,
+    /// The watched descriptor; `None` for a source that only has timers.
+    fd: Option<RawFd>,
 }
 
 struct Table {
@@ -150,9 +151,17 @@ fn engine() -> std::io::Result<Arc<Engine>> {
     Ok(e)
 }
 
-/// Input, a close by the peer, socket space: every edge.
-fn interest() -> EpollFlags {
-    EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT | EpollFlags::EPOLLRDHUP | EpollFlags::EPOLLET
+/// Input and a close by the peer (`input`), socket space (`output`): every
+/// edge. Errors and hang-ups are always reported.
+fn interest(input: bool, output: bool) -> EpollFlags {
+    let mut f = EpollFlags::EPOLLET;
+    if input {
+        f |= EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP;
+    }
+    if output {
+        f |= EpollFlags::EPOLLOUT;
+    }
+    f
 }
 
 /// A registration with the progress thread; dropping it unregisters (do so
@@ -160,32 +169,44 @@ fn interest() -> EpollFlags {
 pub struct Reg {
     engine: Arc<Engine>,
     token: u64,
+    fd: Option<RawFd>,
 }
 
 /// Watches `fd` (edge-triggered, input and output) and runs `src` when it
 /// becomes ready. Starts the thread if needed.
 pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Reg> {
+    add(Some(fd), src)
+}
+
+/// A source the thread runs only at the times it asks for
+/// ([`Reg::schedule`]).
+pub fn register_timer(src: Weak<dyn Source>) -> std::io::Result<Reg> {
+    add(None, src)
+}
+
+fn add(fd: Option<BorrowedFd<'_>>, src: Weak<dyn Source>) -> std::io::Result<Reg> {
     let engine = engine()?;
+    let raw = fd.map(|f| std::os::fd::AsRawFd::as_raw_fd(&f));
     let (token, start) = {
         let mut t = lock(&engine.table);
         let token = t.next_token;
         t.next_token += 1;
-        engine.epoll.add(fd, EpollEvent::new(interest(), token))?;
+        if let Some(fd) = fd {
+            engine
+                .epoll
+                .add(fd, EpollEvent::new(interest(true, true), token))?;
+        }
         t.entries.insert(
             token,
             Entry {
                 src,
                 due: None,
-                fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+                fd: raw,
             },
         );
         let start = !t.running;
         t.running = true;
-        tracing::trace!(
-            token,
-            fd = std::os::fd::AsRawFd::as_raw_fd(&fd),
-            "progress: registered"
-        );
+        tracing::trace!(token, fd = ?raw, "progress: registered");
         (token, start)
     };
     if start {
@@ -196,16 +217,20 @@ pub fn register(fd: BorrowedFd<'_>, src: Weak<dyn Source>) -> std::io::Result<Re
         if let Err(err) = spawned {
             let mut t = lock(&engine.table);
             t.running = false;
-            if let Some(ent) = t.entries.remove(&token) {
-                // SAFETY: `ent.fd` is the caller's live descriptor
-                // (borrowed for this call).
-                let fd = unsafe { BorrowedFd::borrow_raw(ent.fd) };
+            if let Some(raw) = t.entries.remove(&token).and_then(|e| e.fd) {
+                // SAFETY: `raw` is the caller's live descriptor (borrowed
+                // for this call).
+                let fd = unsafe { BorrowedFd::borrow_raw(raw) };
                 let _ = engine.epoll.delete(fd);
             }
             return Err(err);
         }
     }
-    Ok(Reg { engine, token })
+    Ok(Reg {
+        engine,
+        token,
+        fd: raw,
+    })
 }
 
 impl Reg {
@@ -228,16 +253,38 @@ impl Reg {
     }
 }
 
+impl Reg {
+    /// What the descriptor is watched for: input (off while an
+    /// application thread drives the source), output (on only while bytes
+    /// wait for socket space: a writable socket would wake the thread at
+    /// every change). Errors and hang-ups always wake the thread. Watching
+    /// for something that is ready now wakes the thread at once. The owner
+    /// calls it under its own lock, so calls do not race. (A descriptor is
+    /// registered watched for both.)
+    pub fn watch(&self, input: bool, output: bool) {
+        let Some(raw) = self.fd.filter(|_| self.engine.pid == std::process::id()) else {
+            return;
+        };
+        let flags = interest(input, output);
+        // SAFETY: the descriptor stays open while its `Reg` lives.
+        let fd = unsafe { BorrowedFd::borrow_raw(raw) };
+        let _ = self
+            .engine
+            .epoll
+            .modify(fd, &mut EpollEvent::new(flags, self.token));
+    }
+}
+
 impl Drop for Reg {
     fn drop(&mut self) {
         let mut t = lock(&self.engine.table);
         // In a forked child the parent's epoll instance is shared: leave it.
         let ours = self.engine.pid == std::process::id();
         let ent = t.entries.remove(&self.token);
-        if let Some(ent) = ent.filter(|_| ours) {
+        if let Some(raw) = ent.and_then(|e| e.fd).filter(|_| ours) {
             // SAFETY: the owner drops its registration before closing the
-            // descriptor, so `ent.fd` is still open here.
-            let fd = unsafe { BorrowedFd::borrow_raw(ent.fd) };
+            // descriptor, so it is still open here.
+            let fd = unsafe { BorrowedFd::borrow_raw(raw) };
             let _ = self.engine.epoll.delete(fd);
         }
         if t.entries.is_empty() && ours {

@@ -1009,9 +1009,18 @@ impl Waiter<'_> {
 
     /// Waits for a connection event on the connection EVD.
     pub fn conn_event(&self, what: &str) -> Result<DAT_EVENT, Error> {
-        self.conn
-            .wait(self.timeout)?
-            .ok_or_else(|| self.timed_out(what))
+        self.conn_event_within(self.timeout, what)
+    }
+
+    /// The event that ends a `dat_ep_connect` made with our timeout: the
+    /// library reports TIMED_OUT when that timeout passes, so the wait
+    /// lasts a little longer (it would otherwise race the library's own).
+    pub fn connect_event(&self, what: &str) -> Result<DAT_EVENT, Error> {
+        self.conn_event_within(self.timeout + Duration::from_secs(1), what)
+    }
+
+    fn conn_event_within(&self, t: Duration, what: &str) -> Result<DAT_EVENT, Error> {
+        self.conn.wait(t)?.ok_or_else(|| self.timed_out(what))
     }
 }
 

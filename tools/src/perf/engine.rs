@@ -669,7 +669,7 @@ impl<'a> Session<'a> {
         self.ep()
             .connect(to, qual, self.timeout, &pd)
             .map_err(|e| fail(e.0))?;
-        let ev = self.w().conn_event("the connection to the server")?;
+        let ev = self.w().connect_event("the connection to the server")?;
         match ev.event_number {
             DAT_CONNECTION_EVENT_ESTABLISHED => {}
             DAT_CONNECTION_EVENT_NON_PEER_REJECTED => {
