@@ -109,11 +109,14 @@ impl Parker {
 struct Sleeper {
     parker: Arc<Parker>,
     timer: TimerFd,
+    /// The fork generation it was made in.
+    gen: u32,
 }
 
-thread_local! {
-    static SLEEPER: Option<Sleeper> = {
-        let fd = EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK).ok();
+impl Sleeper {
+    fn new() -> Option<Sleeper> {
+        let fd =
+            EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK).ok();
         let timer = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_CLOEXEC | TimerFlags::TFD_NONBLOCK,
@@ -122,8 +125,30 @@ thread_local! {
         fd.zip(timer).map(|(fd, timer)| Sleeper {
             parker: Arc::new(Parker { fd }),
             timer,
+            gen: crate::sync::fork_generation(),
         })
-    };
+    }
+}
+
+thread_local! {
+    /// The thread's sleeper. A child of fork() gets the forking thread's
+    /// copy, whose eventfd and timerfd the parent's thread still uses: a
+    /// wait in the child would drain the parent's wake-ups and re-arm the
+    /// parent's deadline (parent waits that ended only at their timeouts,
+    /// or never). So a sleeper made before a fork is replaced in the child.
+    static SLEEPER: std::cell::RefCell<Option<std::rc::Rc<Sleeper>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// This thread's sleeper (made on first use, and again after a fork).
+fn sleeper() -> Option<std::rc::Rc<Sleeper>> {
+    SLEEPER.with(|cell| {
+        let mut s = cell.borrow_mut();
+        if s.as_ref().is_none_or(|x| crate::sync::inherited(x.gen)) {
+            *s = Sleeper::new().map(std::rc::Rc::new);
+        }
+        s.clone()
+    })
 }
 
 /// The thread's asynchronous signals, blocked from [`Held::signals`] until
@@ -262,8 +287,9 @@ pub fn wait_phased<R>(
         }
         std::hint::spin_loop();
     }
-    SLEEPER.with(|sleeper| {
-        if let Some(s) = sleeper {
+    let sleeper = sleeper();
+    {
+        if let Some(s) = &sleeper {
             n.register(&s.parker);
         }
         if let Some(f) = sleep.before {
@@ -278,12 +304,12 @@ pub fn wait_phased<R>(
                 break Err(Wake::TimedOut);
             }
             let left = sleep.deadline.map(|d| d - now);
-            match park(sleeper.as_ref(), sleep.fd, left, held) {
+            match park(sleeper.as_deref(), sleep.fd, left, held) {
                 Park::Interrupted => break Err(Wake::Interrupted),
                 Park::Other => {}
             }
         };
-        if let Some(s) = sleeper {
+        if let Some(s) = &sleeper {
             n.unregister(&s.parker);
             if sleep.deadline.is_some() {
                 // A later wait without a deadline must not see it expire.
@@ -291,7 +317,7 @@ pub fn wait_phased<R>(
             }
         }
         out
-    })
+    }
 }
 
 enum Park {

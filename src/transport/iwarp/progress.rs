@@ -38,7 +38,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -90,34 +90,7 @@ struct Engine {
     table: Mutex<Table>,
 }
 
-/// Counts fork()s into a child (set by a `pthread_atfork` handler).
-static FORK_GEN: AtomicU32 = AtomicU32::new(0);
-static ATFORK: std::sync::Once = std::sync::Once::new();
-
-extern "C" fn forked_child() {
-    FORK_GEN.fetch_add(1, Ordering::Relaxed);
-}
-
-/// The current fork generation: objects remember it at creation, and one
-/// created before a fork() is inherited (the parent's) in the child.
-/// Installs the fork handler on first use.
-pub fn fork_generation() -> u32 {
-    ATFORK.call_once(|| {
-        // SAFETY: registers a handler that only increments an atomic (an
-        // async-signal-safe operation, as a child handler requires).
-        unsafe {
-            libc::pthread_atfork(None, None, Some(forked_child));
-        }
-    });
-    FORK_GEN.load(Ordering::Relaxed)
-}
-
-/// True in a child for an object created (at generation `gen`) before
-/// the fork: it shares sockets and epoll instances with the parent and
-/// must not touch them.
-pub fn inherited(gen: u32) -> bool {
-    FORK_GEN.load(Ordering::Relaxed) != gen
-}
+pub use crate::sync::{fork_generation, inherited};
 
 /// The engine of this process (a forked child gets a new one).
 static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
