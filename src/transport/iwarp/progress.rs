@@ -84,7 +84,8 @@ struct Table {
 }
 
 struct Engine {
-    pid: u32,
+    /// The fork generation it was made in (a forked child makes its own).
+    gen: u32,
     epoll: Epoll,
     wake: EventFd,
     table: Mutex<Table>,
@@ -97,8 +98,8 @@ static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
 
 fn engine() -> std::io::Result<Arc<Engine>> {
     let mut g = lock(&ENGINE);
-    let pid = std::process::id();
-    if let Some(e) = g.as_ref().filter(|e| e.pid == pid) {
+    let gen = fork_generation();
+    if let Some(e) = g.as_ref().filter(|e| e.gen == gen) {
         return Ok(e.clone());
     }
     if let Some(old) = g.take() {
@@ -110,7 +111,7 @@ fn engine() -> std::io::Result<Arc<Engine>> {
     let wake = EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)?;
     epoll.add(wake.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, WAKE))?;
     let e = Arc::new(Engine {
-        pid,
+        gen,
         epoll,
         wake,
         table: Mutex::new(Table {
@@ -235,7 +236,7 @@ impl Reg {
     /// calls it under its own lock, so calls do not race. (A descriptor is
     /// registered watched for both.)
     pub fn watch(&self, input: bool, output: bool) {
-        let Some(raw) = self.fd.filter(|_| self.engine.pid == std::process::id()) else {
+        let Some(raw) = self.fd.filter(|_| !inherited(self.engine.gen)) else {
             return;
         };
         let flags = interest(input, output);
@@ -252,7 +253,7 @@ impl Drop for Reg {
     fn drop(&mut self) {
         let mut t = lock(&self.engine.table);
         // In a forked child the parent's epoll instance is shared: leave it.
-        let ours = self.engine.pid == std::process::id();
+        let ours = !inherited(self.engine.gen);
         let ent = t.entries.remove(&self.token);
         if let Some(raw) = ent.and_then(|e| e.fd).filter(|_| ours) {
             // SAFETY: the owner drops its registration before closing the
@@ -272,7 +273,7 @@ impl Drop for Reg {
 pub fn running() -> bool {
     let g = lock(&ENGINE);
     g.as_ref()
-        .filter(|e| e.pid == std::process::id())
+        .filter(|e| !inherited(e.gen))
         .is_some_and(|e| lock(&e.table).running)
 }
 
