@@ -7,23 +7,27 @@
 //!   child has no such thread and must not use what it inherited: a
 //!   registration in the child starts a fresh engine (new epoll instance)
 //!   and the parent's is left alone.
-//! - Every descriptor is watched edge-triggered, for input and output, all
-//!   the time: a new arrival (data, a close, a connection) or new socket
-//!   space after a write that found none wakes the thread, which runs the
-//!   source at once. Nothing is ever re-armed, and an idle connection costs
-//!   nothing (TCP reports socket space only after a write was refused, so
-//!   a connection that is not backed up never wakes the thread for output).
-//! - Applications that poll or wait still drive their own queue pairs with
-//!   no thread hop (they usually get there first); the thread runs a
-//!   source whether or not an application drives it, so data placement,
-//!   RDMA Read responses and acknowledgements never wait for the
-//!   application. A source the thread finds busy (an application thread
-//!   holds it) is handed to the holder, which runs it again when it lets
-//!   go ([`Source::run`] says how; the queue pairs' "kick").
+//! - Every descriptor is watched edge-triggered and never re-armed: a new
+//!   arrival (data, a close, a connection) or new socket space wakes the
+//!   thread, which runs the source at once. What a descriptor is watched
+//!   for is its owner's choice ([`Reg::watch`]): a queue pair stops
+//!   watching for input while an application thread spins or sleeps on
+//!   its completion queues (that thread takes the data itself; waking this
+//!   one too would only preempt it), and watches for output only while
+//!   bytes wait for socket space. An idle connection costs nothing.
+//! - Applications that poll or wait drive their own queue pairs with no
+//!   thread hop; everything else (an application that polls its memory or
+//!   computes) is run here on arrival, so data placement, RDMA Read
+//!   responses and acknowledgements never wait for the application. A
+//!   source the thread finds busy (an application thread holds it) is
+//!   handed to the holder, which runs it again when it lets go
+//!   ([`Source::run`] says how; the queue pairs' "kick").
 //! - Timers: a source may ask to be run at a time (connect, accept and RTR
-//!   deadlines, receiver-not-ready expiry, graceful-close drain), or at
-//!   once again (it stopped at a budget with more already there: no new
-//!   edge will say so). Timers are never part of the data path.
+//!   deadlines, receiver-not-ready expiry, graceful-close drain, the check
+//!   that ends a completion queue's driven state), or at once again (it
+//!   stopped at a budget with more already there: no new edge will say
+//!   so). Sources with timers only ([`register_timer`]) have no
+//!   descriptor. No timer is in the path of arriving data.
 //! - Priority: the thread runs at the process's normal priority; a
 //!   sleeping thread that wakes preempts a spinning one promptly on Linux's
 //!   schedulers, so an application spinning on every core still gets its
