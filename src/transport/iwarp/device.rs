@@ -5,12 +5,15 @@
 //!
 //! - One lock per queue pair (`Inner`) holds the connection phase and the
 //!   engine; posting threads take it to write FPDUs themselves, pollers,
-//!   the progress thread and [`Device::progress`] only try-lock it.
+//!   the progress thread and [`Device::progress`] only try-lock it. The
+//!   progress thread hands a queue pair it finds locked to the holder
+//!   (`kick`), which runs the engine again when it lets go (`QpGuard`).
 //! - Setup frames are read with `MSG_PEEK` and consumed exactly up to what
 //!   `setup` took, so FPDU bytes behind them stay in the socket.
 //! - Sockets, listeners and pending requests are registered with the
-//!   background progress thread ([`super::progress`]), which runs what no
-//!   application thread drives and every deadline.
+//!   background progress thread ([`super::progress`]), which runs them on
+//!   every arrival (a queue pair's input only while no application thread
+//!   drives its completion queues, [`Cq::driven`]) and every deadline.
 //! - Transmit: FPDUs ready together are planned as a batch; small ones
 //!   share a `sendmsg`, a large one goes alone (it starts a TCP segment).
 //!   Receive: at an FPDU boundary a peek plus one `recvmsg` takes every
@@ -2097,7 +2100,8 @@ impl IwarpQp {
             // the socket was empty a moment ago, and another peek now would
             // almost always say so at the cost of a system call on the
             // latency path (bytes arriving since are the next poll's, or
-            // wake the progress thread: its re-arm sees them).
+            // wake the progress thread; a step that answers for such an
+            // edge reads on: see `pump_rx`).
             None if n < want && pos == n => Batch::Drained,
             None => Batch::More,
         }
