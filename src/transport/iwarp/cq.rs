@@ -623,6 +623,69 @@ mod tests {
         cq.detach(&f);
     }
 
+    struct Watch(Arc<Cq>, AtomicUsize);
+    impl Feeder for Watch {
+        fn progress(&self) -> bool {
+            false
+        }
+        fn driven_changed(&self) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The driven state (progress on arrival, issue 17 finding 5): a
+    /// spinning poller drives its queue pairs; a completion, or a check
+    /// that finds nobody polling, gives them back to the progress thread.
+    #[test]
+    fn a_spinner_drives_until_it_gets_a_completion_or_stops() {
+        let cq = Cq::new(8).expect("cq");
+        let w = Arc::new(Watch(cq.clone(), AtomicUsize::new(0)));
+        let f: Arc<dyn Feeder> = w.clone();
+        cq.attach(&f);
+        let mut out = [Wc::BLANK; 4];
+        assert_eq!(cq.poll(&mut out), 0);
+        assert!(!cq.driven(), "one empty poll is not a spin (a drain)");
+        assert_eq!(cq.poll(&mut out), 0);
+        assert!(cq.driven(), "two quick empty polls are");
+        assert_eq!(w.1.load(Ordering::SeqCst), 1, "the feeder was told");
+        // What the spinner waited for comes: it may go and poll memory.
+        assert!(cq.push(wc(1, WcOp::Recv, WcStatus::Success, false)));
+        assert_eq!(cq.poll(&mut out), 1);
+        assert!(!cq.driven());
+        assert_eq!(w.1.load(Ordering::SeqCst), 2);
+        // A slow poller (a drain now and then) never drives.
+        for _ in 0..3 {
+            assert_eq!(cq.poll(&mut out), 0);
+            std::thread::sleep(Duration::from_micros(50));
+            assert_eq!(cq.poll(&mut out), 0);
+            assert!(!cq.driven(), "empty polls far apart");
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        // A spinner that gives up without a completion: the check ends it
+        // once a whole period passed with no poll.
+        assert_eq!(cq.poll(&mut out), 0);
+        assert_eq!(cq.poll(&mut out), 0);
+        assert!(cq.driven());
+        assert_eq!(cq.poll(&mut out), 0);
+        assert!(cq.run().at.is_some(), "polled since: still driven");
+        assert!(cq.driven());
+        let end = Instant::now() + Duration::from_secs(5);
+        while cq.driven() {
+            assert!(Instant::now() < end, "the check ended it");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // A sleeper drives however long it sleeps, and a completion does
+        // not end that.
+        cq.sleeping(true);
+        assert!(cq.driven());
+        assert!(cq.push(wc(2, WcOp::Recv, WcStatus::Success, false)));
+        assert_eq!(cq.poll(&mut out), 1);
+        assert!(cq.driven(), "a sleeper still drives");
+        assert!(cq.run().at.is_some());
+        cq.sleeping(false);
+        cq.detach(&f);
+    }
+
     #[test]
     fn a_fired_notification_runs_the_hook_once_per_arm() {
         let cq = Cq::new(8).expect("cq");

@@ -2422,9 +2422,11 @@ impl IwarpQp {
         }
         // Stopped at a budget (the rest is already there), or the phase
         // changed (setup took its bytes; what followed them is unread):
-        // no new edge will say so, so the progress thread runs it again.
+        // no new edge will say so, so the progress thread runs it again
+        // (a budget left to a driving application thread is its own: it
+        // polls again, and the progress thread gets it when it stops).
         let more = self.rx_more.load(Ordering::Relaxed) || self.tx_more.load(Ordering::Relaxed);
-        if more || ev.is_some() {
+        if (more && !self.driven()) || ev.is_some() {
             if let Some(sock) = sock_of(&inner) {
                 sock.wake_at(Instant::now());
             }
@@ -2438,13 +2440,15 @@ impl IwarpQp {
     }
 
     /// Has the progress thread watch the socket for what only it would
-    /// notice: input unless an application thread drives the queue pair,
-    /// output while bytes wait for socket space.
+    /// notice: nothing while an application thread drives the queue pair
+    /// (it takes the input and pushes the output itself), else input, and
+    /// output while bytes or acknowledgements wait for socket space.
     fn watch(&self, inner: &Inner) {
         if let Some(sock) = sock_of(inner) {
             let driven = self.driven();
-            let out = self.tx_blocked.load(Ordering::Relaxed)
-                || (!driven && self.acks_left.load(Ordering::Relaxed));
+            let out = !driven
+                && (self.tx_blocked.load(Ordering::Relaxed)
+                    || self.acks_left.load(Ordering::Relaxed));
             sock.watch(!driven, out);
         }
     }
