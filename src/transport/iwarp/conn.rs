@@ -1373,15 +1373,21 @@ impl Conn {
                 "the peer answered a zero-length Read Request with data: dropped"
             );
         }
+        // A piece of its own for each part of the FPDU: with CRC on, the
+        // digest is taken from the placed bytes, so none may overwrite
+        // another (an FPDU carries at most 64 KiB).
         let b = self
             .bucket
-            .get_or_insert_with(|| vec![0u8; PIECE].into_boxed_slice());
-        let addr = b.as_mut_ptr() as u64;
+            .get_or_insert_with(|| vec![0u8; PIECE * MAX_SGE].into_boxed_slice());
+        let base = b.as_mut_ptr() as u64;
         let mut left = len;
         plan.npieces = 0;
         while left > 0 && plan.npieces < MAX_SGE {
             let take = left.min(PIECE as u64);
-            plan.pieces[plan.npieces] = Piece { addr, len: take };
+            plan.pieces[plan.npieces] = Piece {
+                addr: base + (plan.npieces * PIECE) as u64,
+                len: take,
+            };
             plan.npieces += 1;
             left -= take;
         }
