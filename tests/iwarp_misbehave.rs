@@ -1688,3 +1688,233 @@ fn read_response_longer_than_the_consumers_read_is_refused_base_or_bounds() {
         s.finish();
     }
 }
+
+/// The earliest the `k`-th nudge (1-based) can be sent after the
+/// connection came up: 10 ms, then gaps of 20, 40, ... ms (each counted
+/// from when the one before was sent).
+fn nudge_earliest(k: u32) -> Duration {
+    Duration::from_millis(10 * ((1 << k) - 1))
+}
+
+/// Waits (sleeping: only the progress thread may move the library) until
+/// `rec` records an event; returns it.
+fn idle_wait_event(rec: &Rec) -> Got {
+    let end = Instant::now() + DEADLINE;
+    loop {
+        if let Some(g) = rec.pop() {
+            return g;
+        }
+        assert!(Instant::now() < end, "deadline waiting for an event");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// siw (6.1) as responder installs its socket callbacks only after it has
+/// sent its MPA Reply; what arrives in between (our RTR, our first
+/// messages: the initiator writes them as soon as the Reply is in) raises
+/// no data-ready callback, and siw never looks again until more bytes
+/// arrive: the connection hangs with our RTR unread. So while nothing at
+/// all has come back since the connection came up, the library as
+/// initiator sends zero-length RDMA Writes (the RTR's form: STag 0, TO 0,
+/// last; harmless to any peer) 10, 20, 40, ... ms apart, at most 6.
+///
+/// Here the raw peer accepts, answers with a valid Reply and then stays
+/// silent: it must see the RTR and then exactly 6 more zero-length RDMA
+/// Writes, correctly framed (CRC checked when negotiated), none earlier
+/// than its schedule allows and the first within 500 ms, then nothing. The
+/// connection is fine afterwards. With `drive`, an application thread
+/// calls `progress` all along; without, nobody does (the progress thread
+/// must keep the schedule).
+fn silent_responder_gets_the_rtr_then_six_nudges(crc: bool, drive: bool) {
+    let t = Target::with(DeviceOptions {
+        crc,
+        ..DeviceOptions::default()
+    });
+    let q = t.qp();
+    let r = Guarded::new(4096, 0x5A);
+    let rm = t.register(t.pd, &r, 0, 64, Access::LOCAL_WRITE);
+    post_recv(&q, 1, &r, &rm, 0, 64);
+    let l = TcpListener::bind((LO, 0)).expect("bind");
+    let port = l.local_addr().expect("address").port();
+    let pump = &mut || {
+        if drive {
+            t.pump();
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let (mut p, _, replied) = accept_active(&q, &l, port, crc, pump);
+    let mut seen = Vec::new();
+    let end = replied + Duration::from_secs(10);
+    while seen.len() < 7 {
+        match p.next_before(end, pump) {
+            Some(Incoming::Fpdu(g)) => {
+                assert!(
+                    is_zero_length_write(&g),
+                    "FPDU {} after the Reply: {g:?}",
+                    seen.len()
+                );
+                seen.push(Instant::now() - replied);
+            }
+            other => panic!("after {seen:?}: expected a zero-length RDMA Write, got {other:?}"),
+        }
+    }
+    // Nothing more (the next would have come 640 ms after the sixth).
+    let after = p.next_before(Instant::now() + Duration::from_millis(1500), pump);
+    assert!(
+        after.is_none(),
+        "a seventh nudge: {after:?} (after {seen:?})"
+    );
+    let nudges = &seen[1..];
+    assert!(
+        nudges[0] < Duration::from_millis(500),
+        "the first nudge within 500 ms: {seen:?}"
+    );
+    for (k, at) in (1..).zip(nudges) {
+        assert!(
+            *at >= nudge_earliest(k),
+            "nudge {k} at {at:?}, before its time {:?}: {seen:?}",
+            nudge_earliest(k)
+        );
+    }
+    // The connection came up, and the nudges had no effect.
+    let ev = if drive {
+        t.wait_event(&q.rec)
+    } else {
+        idle_wait_event(&q.rec)
+    };
+    assert_eq!(ev, Got::Established(b"passive".to_vec()));
+    assert!(q.rec.is_empty(), "no other event");
+    assert_eq!(poll_one(q.cq()), None);
+    assert_eq!(q.qp.state(), QpState::Connected);
+    // Traffic works both ways.
+    p.send_fpdu(&ulpdu(&send(true, 1, 0), b"finally"));
+    let w = t.wait_wc(&q);
+    assert_eq!(
+        (w.wr_id, w.status, w.op, w.byte_len),
+        (1, WcStatus::Success, WcOp::Recv, 7)
+    );
+    assert_eq!(&r.snapshot()[..7], b"finally");
+    r.assert_untouched_outside(0, 7, "receive buffer");
+    let src = Guarded::new(4096, 0x33);
+    let sm = t.register(t.pd, &src, 0, 64, Access::LOCAL_READ);
+    q.post_send(
+        5,
+        SendOp::Send { solicited: false },
+        &[Sge {
+            addr: src.addr(0),
+            len: 8,
+            lkey: sm.lkey,
+        }],
+    );
+    let pump = &mut || t.pump();
+    let got = p.next(pump);
+    let Incoming::Fpdu(got) = got else {
+        panic!("expected the library's Send, got {got:?}");
+    };
+    assert_eq!(got.header.ulp.opcode() as u8, OP_SEND, "{got:?}");
+    assert_eq!(got.payload, vec![0x33; 8]);
+    let Incoming::Fpdu(ack) = p.next(pump) else {
+        panic!("expected the ack read");
+    };
+    let Ulp::ReadRequest { req, .. } = ack.header.ulp else {
+        panic!("expected the ack read, got {ack:?}");
+    };
+    p.send_fpdu(&tagged(OP_READ_RESPONSE, true, req.sink_stag, req.sink_to));
+    let w = t.wait_wc(&q);
+    assert_eq!((w.wr_id, w.status), (5, WcStatus::Success));
+    p.shutdown_write();
+    assert_eq!(t.wait_event(&q.rec), Got::Disconnected);
+    p.expect_closed(pump);
+}
+
+#[test]
+fn silent_responder_gets_the_rtr_then_six_nudges_from_the_progress_thread() {
+    silent_responder_gets_the_rtr_then_six_nudges(false, false);
+}
+
+#[test]
+fn silent_responder_gets_the_rtr_then_six_nudges_with_crc_while_the_application_drives() {
+    silent_responder_gets_the_rtr_then_six_nudges(true, true);
+}
+
+/// How many nudges can have been sent before `d` after the Reply.
+fn nudges_due_by(d: Duration) -> usize {
+    (1..=6).filter(|&k| nudge_earliest(k) <= d).count()
+}
+
+/// A responder that answers at once (right after the RTR: siw once its
+/// callbacks are in place, any peer with something to say) is never
+/// nudged: any byte from it stops the nudges. The library may send at most
+/// the nudges due before the answer arrived, plus one in the step that
+/// reads it (normally none: the answer comes well within 10 ms).
+fn answering_responder_is_not_nudged(answer_with_send: bool) {
+    let t = Target::new();
+    let q = t.qp();
+    let r = Guarded::new(4096, 0x5A);
+    let rm = t.register(t.pd, &r, 0, 64, Access::LOCAL_WRITE);
+    post_recv(&q, 1, &r, &rm, 0, 64);
+    let l = TcpListener::bind((LO, 0)).expect("bind");
+    let port = l.local_addr().expect("address").port();
+    let idle = &mut || std::thread::sleep(Duration::from_millis(1));
+    let (mut p, _, replied) = accept_active(&q, &l, port, false, idle);
+    let spin = &mut || {};
+    match p.next(spin) {
+        Incoming::Fpdu(g) if is_zero_length_write(&g) => {}
+        other => panic!("expected the RTR, got {other:?}"),
+    }
+    if answer_with_send {
+        p.send_fpdu(&ulpdu(&send(true, 1, 0), b"right away"));
+    } else {
+        p.send_fpdu(&write(true, 0, 0));
+    }
+    let answered = Instant::now();
+    assert_eq!(
+        idle_wait_event(&q.rec),
+        Got::Established(b"passive".to_vec())
+    );
+    let mut nudges = Vec::new();
+    let end = replied + Duration::from_millis(1500);
+    while let Some(got) = p.next_before(end, idle) {
+        match got {
+            Incoming::Fpdu(g) if is_zero_length_write(&g) => nudges.push(Instant::now() - replied),
+            other => panic!("expected nothing, got {other:?}"),
+        }
+    }
+    let allowed = nudges_due_by(answered + Duration::from_millis(5) - replied) + 1;
+    assert!(
+        nudges.len() <= allowed,
+        "nudges at {nudges:?} after the Reply; the answer went at {:?}: at most {allowed} allowed",
+        answered - replied
+    );
+    if answer_with_send {
+        let w = t.wait_wc(&q);
+        assert_eq!(
+            (w.wr_id, w.status, w.op, w.byte_len),
+            (1, WcStatus::Success, WcOp::Recv, 10)
+        );
+        assert_eq!(&r.snapshot()[..10], b"right away");
+    } else {
+        assert_eq!(
+            poll_one(q.cq()),
+            None,
+            "a zero-length Write completes nothing"
+        );
+        r.assert_untouched("receive buffer");
+    }
+    assert!(q.rec.is_empty(), "no other event");
+    assert_eq!(q.qp.state(), QpState::Connected);
+    p.shutdown_write();
+    assert_eq!(t.wait_event(&q.rec), Got::Disconnected);
+    p.expect_closed(&mut || t.pump());
+}
+
+#[test]
+fn responder_answering_with_a_send_right_after_the_rtr_is_not_nudged() {
+    answering_responder_is_not_nudged(true);
+}
+
+#[test]
+fn responder_answering_with_a_zero_length_write_right_after_the_rtr_is_not_nudged() {
+    answering_responder_is_not_nudged(false);
+}
