@@ -1,8 +1,11 @@
 //! The background progress thread's lifetime: it starts with the first
 //! connection object, ends with the last, starts again on next use, and a
-//! forked child gets its own.
+//! forked child gets its own; and what only it can notice (a peer's close
+//! that arrived with the last data an application took).
 
 mod common {
+    #[allow(dead_code)] // the misbehaving peer, used here as a plain one
+    pub mod peer;
     pub mod qp;
 }
 
@@ -195,4 +198,120 @@ fn a_forked_child_leaves_inherited_queue_pairs_alone() {
     assert_eq!((w.wr_id, w.status, w.byte_len), (2, WcStatus::Success, 32));
     assert_eq!(wait(a.cq()).status, WcStatus::Success);
     assert_eq!(dst, src);
+}
+
+/// A peer that sends a message and closes at once (its FIN in the same TCP
+/// segment as the data: corked, then shut down) while an application
+/// thread polls the completion queue until it takes the message's
+/// completion and then never calls the library again. The queue pair must
+/// still report `Disconnected`: the progress thread watches sockets
+/// edge-triggered, so the end of stream that came with the data raises no
+/// new edge, and a step that took the data (the application's poll, or the
+/// progress thread's own) must go on reading until the socket says it is
+/// empty (it used not to: the disconnect was never seen). A race, so run
+/// many times, a third of the runs each way: the application spins on the
+/// queue (it drives the queue pair, and its poll takes the data), polls
+/// slowly (the progress thread takes the data, the poll the completion),
+/// or calls nothing at all until the disconnect is reported (the progress
+/// thread alone; then one poll takes the completion).
+#[test]
+fn data_and_fin_arriving_together_are_both_seen_without_further_calls() {
+    use common::peer::{send, ulpdu, Peer, Request};
+    use common::qp::{wait_for, Got, Mem};
+    use std::os::fd::AsRawFd;
+    use udapl::transport::verbs::{Access, WcOp, WcStatus};
+
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dev = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+    let lrec = Arc::new(Rec::default());
+    let l = dev.listen(0, lrec.clone()).expect("listen");
+    let addr = SocketAddr::new(LO, l.port());
+    let o = QpOpts {
+        send_depth: 4,
+        recv_depth: 4,
+        max_send_sge: 1,
+        max_recv_sge: 1,
+        ird: 1,
+        ord: 1,
+        cq_depth: 16,
+    };
+    let limit = Duration::from_secs(10);
+    let msg = b"last words before the FIN";
+    for i in 0..50 {
+        let q = Side::one_cq(&dev, o);
+        let buf = Mem::on(&dev, q.pd, 64, 0, Access::LOCAL_WRITE);
+        q.post_recv(1, &[buf.sge(0, 64)]);
+        // Setup, driven by this thread.
+        let mut p = Peer::connect(addr);
+        p.send_raw(&Request::v2(1, 1, b"").bytes());
+        let id = wait_for(&[&dev], "connection request", limit, || {
+            lrec.pop().map(|g| match g {
+                Got::Request(r) => r.id,
+                other => panic!("expected a request, got {other:?}"),
+            })
+        });
+        dev.accept(id, &*q.qp, b"").expect("accept");
+        p.read_reply(&mut || {
+            dev.progress();
+        })
+        .expect("Reply");
+        p.send_fpdu(&common::peer::write(true, 0, 0));
+        let ev = wait_for(&[&dev], "established", limit, || q.rec.pop());
+        assert!(matches!(ev, Got::Established(_)), "{ev:?}");
+
+        // The application thread: polls until it has the message, then
+        // leaves the library alone (or, every third run, calls nothing
+        // until the disconnect is reported).
+        let mode = i % 3;
+        let (spin, late) = (mode == 0, mode == 2);
+        let cq = q.cq().clone();
+        let app = (!late).then(|| {
+            std::thread::spawn(move || {
+                let end = Instant::now() + limit;
+                loop {
+                    if let Some(w) = poll_one(&cq) {
+                        return w;
+                    }
+                    assert!(Instant::now() < end, "the message's completion");
+                    if !spin {
+                        std::thread::sleep(Duration::from_micros(300));
+                    }
+                }
+            })
+        });
+        if spin {
+            // Let it start spinning.
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // Data and FIN in one segment: corked, the FIN joins the unsent data.
+        let fd = p.sock.as_raw_fd();
+        let one: libc::c_int = 1;
+        // SAFETY: a valid socket and an option value of the size passed.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_CORK,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(r, 0, "TCP_CORK");
+        p.send_fpdu(&ulpdu(&send(true, 1, 0), msg));
+        p.shutdown_write();
+        let w = app.map(|a| a.join().expect("application thread"));
+        // Nobody calls the library now: only the progress thread can.
+        until(&format!("run {i} (mode {mode}): Disconnected"), || {
+            q.rec.peek().contains(&Got::Disconnected)
+        });
+        assert_eq!(q.rec.take(), [Got::Disconnected], "run {i}");
+        let w = w.unwrap_or_else(|| poll_one(q.cq()).expect("the message's completion"));
+        assert_eq!(
+            (w.wr_id, w.status, w.op, w.byte_len),
+            (1, WcStatus::Success, WcOp::Recv, msg.len() as u64),
+            "run {i}"
+        );
+        assert_eq!(buf.read(0, msg.len()), msg);
+        p.expect_closed(&mut || std::thread::sleep(Duration::from_millis(1)));
+    }
 }

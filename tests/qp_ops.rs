@@ -1325,6 +1325,52 @@ fn connect_to_a_tcp_listener_that_never_answers_mpa_times_out() {
     drop(silent);
 }
 
+/// The initiator's nudges between two devices of this library. They exist
+/// for the Linux kernel's siw (6.1) as responder, which loses what arrives
+/// between its MPA Reply and the moment its socket callbacks are in place
+/// (our RTR sits unread until more bytes come): while nothing at all has
+/// come back since the connection came up, the initiator sends zero-length
+/// RDMA Writes (STag 0, TO 0: the RTR's form) 10, 20, 40, ... ms apart, at
+/// most 6. A responder of this library that never sends (a server waiting
+/// for requests) receives all of them: they must have no effect there (no
+/// completion, no event, no error), and the connection must work
+/// afterwards. A relay counts the FPDUs on the wire; nobody drives the
+/// devices while it watches (the progress threads keep the schedule).
+#[test]
+fn silent_responder_takes_the_initiators_nudges_without_effect() {
+    for crc in [false, true] {
+        let o = DeviceOptions { crc, ..opts() };
+        let (p, tap) = Pair::tapped(o, opts(), QpOpts::default(), QpOpts::default(), None);
+        let end = Instant::now() + DEADLINE;
+        while tap.fwd().fpdus < 7 {
+            assert!(
+                Instant::now() < end,
+                "the RTR and six nudges: {:?}",
+                tap.fwd()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The next would have come 640 ms after the sixth.
+        std::thread::sleep(Duration::from_millis(1500));
+        let (f, b) = (tap.fwd(), tap.back());
+        assert_eq!(f.fpdus, 7, "the RTR and six nudges, no more: {f:?}");
+        assert_eq!(b.fpdus, 0, "the responder sent nothing: {b:?}");
+        if crc {
+            assert_eq!(f.crc_good, 7, "CRC on every nudge: {f:?}");
+        } else {
+            assert_eq!(f.crc_zero, 7, "{f:?}");
+        }
+        for (side, s) in [("initiator", &p.a), ("responder", &p.b)] {
+            assert_eq!(poll_one(&s.scq), None, "{side}: no send completion");
+            assert_eq!(poll_one(&s.rcq), None, "{side}: no receive completion");
+            assert!(s.rec.is_empty(), "{side}: no event: {:?}", s.rec.peek());
+            assert_eq!(s.qp.state(), QpState::Connected, "{side}");
+        }
+        exercise(&p);
+        assert!(p.a.rec.is_empty() && p.b.rec.is_empty());
+    }
+}
+
 // ───────────────────────────── CRC, FPDU size ─────────────────────────────
 
 /// A tapped pair with CRC requested as given: data verified, and on the

@@ -9,15 +9,19 @@
 //! project's codec (`wire::FpduReader`, `wire::Terminate`), which the
 //! conformance tests check against Wireshark independently.
 //!
-//! The target under test has no thread of its own: every wait here takes a
-//! `pump` closure (the test's `Device::progress` call) and a deadline, and
-//! calls the pump between non-blocking reads.
+//! The peer usually connects (the target accepts), but can also listen and
+//! play the passive side ([`Peer::accept`], [`Peer::read_request`],
+//! [`Request::reply_v2`]) for tests of the target as initiator.
+//!
+//! Every wait here takes a `pump` closure (the test's `Device::progress`
+//! call, or a sleep when only the target's progress thread may move it) and
+//! a deadline, and calls the pump between non-blocking reads.
 //!
 //! [`Guarded`] is test memory with inaccessible pages on both sides and
 //! canary bytes, to prove the target writes nowhere it was not allowed to.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use udapl::transport::iwarp::wire::{FpduReader, Header, RxEvent, RxNeed};
@@ -83,6 +87,16 @@ impl Request {
         }
     }
 
+    /// What a well-behaved revision 2 responder answers a peer-to-peer
+    /// Request with: H, an IRD/ORD word with peer-to-peer and the RDMA
+    /// Write RTR chosen, then `private_data` (a Reply: the same layout).
+    pub fn reply_v2(ird: u16, ord: u16, private_data: &[u8]) -> Request {
+        Request {
+            key: KEY_REPLY,
+            ..Request::v2(ird, ord, private_data)
+        }
+    }
+
     pub fn with_flags(mut self, add: u8) -> Request {
         self.flags |= add;
         self
@@ -101,7 +115,8 @@ impl Request {
     }
 }
 
-/// An MPA Reply as received.
+/// An MPA Reply (or, for a peer on the passive side, Request) as
+/// received.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
     pub flags: u8,
@@ -252,12 +267,44 @@ pub struct Peer {
     pub crc: bool,
     inbox: Vec<u8>,
     reader: FpduReader,
+    /// The header and payload so far of an FPDU a wait that gave up
+    /// ([`Peer::next_before`]) left partly received.
+    header: Option<Header>,
+    payload: Vec<u8>,
 }
 
 impl Peer {
     /// Opens a TCP connection to `addr` (nothing sent yet).
     pub fn connect(addr: SocketAddr) -> Peer {
         let sock = TcpStream::connect_timeout(&addr, WAIT).expect("peer: TCP connect");
+        Peer::on(sock)
+    }
+
+    /// The passive side: waits (calling `pump`) for the target to open a
+    /// TCP connection to `listener` (nothing received yet).
+    pub fn accept(listener: &TcpListener, pump: &mut dyn FnMut()) -> Peer {
+        listener.set_nonblocking(true).expect("nonblocking");
+        let end = Instant::now() + WAIT;
+        loop {
+            match listener.accept() {
+                Ok((sock, _)) => {
+                    sock.set_nonblocking(false).expect("blocking");
+                    return Peer::on(sock);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    assert!(
+                        Instant::now() < end,
+                        "peer: deadline waiting for a connection"
+                    );
+                    pump();
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => panic!("peer: accept failed: {e}"),
+            }
+        }
+    }
+
+    fn on(sock: TcpStream) -> Peer {
         sock.set_nodelay(true).expect("nodelay");
         sock.set_nonblocking(true).expect("nonblocking");
         Peer {
@@ -265,6 +312,8 @@ impl Peer {
             crc: false,
             inbox: Vec::new(),
             reader: FpduReader::new(false),
+            header: None,
+            payload: Vec::new(),
         }
     }
 
@@ -340,8 +389,23 @@ impl Peer {
     /// Reads the MPA Reply (hand-parsed); `Err` if the stream ended first.
     /// Bytes after it stay in the inbox for the FPDU reader.
     pub fn read_reply(&mut self, pump: &mut dyn FnMut()) -> Result<Reply, Incoming> {
+        self.read_frame(&KEY_REPLY, pump)
+    }
+
+    /// The passive side: reads the target's MPA Request (hand-parsed, into
+    /// the same fields as a Reply); `Err` if the stream ended first.
+    pub fn read_request(&mut self, pump: &mut dyn FnMut()) -> Result<Reply, Incoming> {
+        self.read_frame(&KEY_REQUEST, pump)
+    }
+
+    fn read_frame(&mut self, key: &[u8; 16], pump: &mut dyn FnMut()) -> Result<Reply, Incoming> {
         let h = self.take(20, pump)?;
-        assert_eq!(&h[..16], &KEY_REPLY, "peer: the target's frame is a Reply");
+        assert_eq!(
+            &h[..16],
+            key,
+            "peer: the target's frame is {}",
+            String::from_utf8_lossy(key)
+        );
         let len = u16::from_be_bytes([h[18], h[19]]) as usize;
         let pd = self.take(len, pump)?;
         Ok(Reply {
@@ -360,9 +424,13 @@ impl Peer {
     /// The next FPDU the target sends, or how the stream ended. A framing
     /// or CRC error in what the target sends fails the test.
     pub fn next(&mut self, pump: &mut dyn FnMut()) -> Incoming {
-        let end = Instant::now() + WAIT;
-        let mut header = None;
-        let mut payload = Vec::new();
+        self.next_before(Instant::now() + WAIT, pump)
+            .unwrap_or_else(|| panic!("peer: deadline waiting for an FPDU"))
+    }
+
+    /// Like [`Peer::next`], but `None` if no FPDU is complete at `end` (a
+    /// part of one already received is kept for the next call).
+    pub fn next_before(&mut self, end: Instant, pump: &mut dyn FnMut()) -> Option<Incoming> {
         loop {
             while !self.inbox.is_empty() {
                 let was_payload = matches!(self.reader.need(), RxNeed::Payload(_));
@@ -371,14 +439,15 @@ impl Peer {
                     .feed(&self.inbox)
                     .expect("peer: the target's FPDU is well formed");
                 if was_payload {
-                    payload.extend_from_slice(&self.inbox[..fed.consumed]);
+                    self.payload.extend_from_slice(&self.inbox[..fed.consumed]);
                 }
                 self.inbox.drain(..fed.consumed);
                 match fed.event {
-                    Some(RxEvent::Segment(s)) => header = Some(s.header),
+                    Some(RxEvent::Segment(s)) => self.header = Some(s.header),
                     Some(RxEvent::Done) => {
-                        let header = header.take().expect("peer: header before Done");
-                        return Incoming::Fpdu(Got { header, payload });
+                        let header = self.header.take().expect("peer: header before Done");
+                        let payload = std::mem::take(&mut self.payload);
+                        return Some(Incoming::Fpdu(Got { header, payload }));
                     }
                     None => {}
                 }
@@ -386,16 +455,18 @@ impl Peer {
             if let Some(closed) = self.fill() {
                 if self.inbox.is_empty() {
                     assert!(
-                        header.is_none() && matches!(self.reader.need(), RxNeed::Header(4)),
+                        self.header.is_none() && matches!(self.reader.need(), RxNeed::Header(4)),
                         "peer: the target's stream ended inside an FPDU"
                     );
-                    return closed;
+                    return Some(closed);
                 }
                 // Bytes arrived with the end: parse them first, then report
                 // the end (the next call reads it again).
                 continue;
             }
-            assert!(Instant::now() < end, "peer: deadline waiting for an FPDU");
+            if Instant::now() >= end {
+                return None;
+            }
             pump();
         }
     }
