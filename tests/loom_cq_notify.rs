@@ -277,7 +277,10 @@ impl Evd {
     /// What a sleeper that sleeps for ever left behind: (in the queue, in
     /// the EVD).
     fn stranded(&self) -> (usize, usize) {
-        (self.cq.ring.lock().unwrap().len(), self.q.lock().unwrap().events.len())
+        (
+            self.cq.ring.lock().unwrap().len(),
+            self.q.lock().unwrap().events.len(),
+        )
     }
 }
 
