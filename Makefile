@@ -90,10 +90,11 @@ check-header:
 cargo-test: examples
 	$(CARGO) test --workspace
 
-# Model check of the wait/wake protocol (src/wait/notify.rs) with loom, in
+# Model checks with loom: the wait/wake protocol (src/wait/notify.rs) and the
+# completion queue notification protocol (tests/loom_cq_notify.rs), in
 # its own target directory so the main build is not invalidated.
 loom:
-	RUSTFLAGS="--cfg udapl_loom" CARGO_TARGET_DIR=target/loom $(CARGO) test --release -p udapl --test loom_notify
+	RUSTFLAGS="--cfg udapl_loom" CARGO_TARGET_DIR=target/loom $(CARGO) test --release -p udapl --test loom_notify --test loom_cq_notify
 
 exports: lib
 	nm -D --defined-only $(LIBOUT)/libdat.so.1 | awk '$$2 == "T" {print $$3}' | sort > $(BUILD)/exports.txt
