@@ -364,7 +364,7 @@ impl Evd {
     /// Unless the transport has data to move (`CompletionQueue::busy`):
     /// then a poll comes first, as for an empty queue.
     pub fn dequeue(&self) -> Result<Event> {
-        let room = {
+        {
             let mut q = self.live_queue()?;
             if q.broken {
                 return Err(ia::invalid_state());
@@ -379,15 +379,14 @@ impl Evd {
                     return Ok(ev);
                 }
             }
-            q.qlen.saturating_sub(q.events.len())
-        };
+        }
         // Nothing queued (or the transport has data to move): poll, and
         // take the first event under the lock that queued it.
         let Some(cq) = &self.cq else {
             return Err(DatError::of(Type::QueueEmpty));
         };
         let ev = self
-            .fill_then(cq, Some(room), |q| {
+            .fill_then(cq, |q| {
                 if q.dead {
                     return Err(invalid());
                 }
@@ -550,38 +549,35 @@ impl Evd {
     /// engines (no thread hop); called with no lock held.
     pub(crate) fn fill(&self) {
         if let Some(cq) = &self.cq {
-            self.fill_then(cq, None, |_| ());
+            self.fill_then(cq, |_| ());
         }
     }
 
     /// [`Evd::fill`], then `last` on the queue under the lock of the final
-    /// step (`None` if the EVD died first). `room`: the room for events the
-    /// caller saw under the queue lock just before (saves taking it again).
+    /// step (`None` if the EVD died first). The transport's engines run
+    /// first, with no lock held; completions are then taken from the CQ
+    /// and queued as events under the queue's lock, in one step: two
+    /// threads filling at once (a CNO waiter, a post that needs a request
+    /// slot, the EVD's own waiter or poller) cannot reorder them, nor can
+    /// one hold completions the other's last look misses (it would then
+    /// sleep through them: they are neither in the CQ nor queued yet).
     fn fill_then<T>(
         &self,
         cq: &Arc<dyn CompletionQueue>,
-        mut room: Option<usize>,
         last: impl FnOnce(&mut Queue) -> T,
     ) -> Option<T> {
         let mut wcs = [Wc::BLANK; 16];
-        loop {
-            let room = match room.take() {
-                Some(r) => r.min(wcs.len()),
-                None => {
-                    let q = lock_anyway(&self.q);
-                    if q.dead {
-                        return None;
-                    }
-                    q.qlen.saturating_sub(q.events.len()).min(wcs.len())
-                }
-            };
-            let n = if room == 0 {
-                0
-            } else {
-                cq.poll(&mut wcs[..room])
-            };
+        let mut got = 0;
+        cq.progress();
+        let out = loop {
             let mut guard = lock_anyway(&self.q);
             let q = &mut *guard;
+            if q.dead {
+                break None;
+            }
+            let room = q.qlen.saturating_sub(q.events.len()).min(wcs.len());
+            let n = cq.take(&mut wcs[..room]);
+            got += n;
             // (No `changed()`: a waiter on an EVD with a CQ fills and looks
             // at the queue itself; only waiters without one read `seq`.)
             for wc in &wcs[..n] {
@@ -603,16 +599,13 @@ impl Evd {
                 }
             }
             let more = room > 0 && n == room;
-            // Deferred events go behind every completion in the CQ: a
-            // completion pushed since the poll (by another thread) came
-            // before them (whoever queued one saw the completions of the
-            // requests before it pushed).
-            let behind = !q.deferred.is_empty() && cq.has_completions();
-            if behind && room > 0 && !more {
-                drop(guard);
+            if more {
                 continue;
             }
-            if !more && !behind {
+            // Deferred events go behind every completion in the CQ (a
+            // completion pushed since the take came before them: whoever
+            // queued one saw the completions of the requests before it).
+            if q.deferred.is_empty() || !cq.has_completions() {
                 while q.events.len() < q.qlen {
                     let Some(mut ev) = q.deferred.pop_front() else {
                         break;
@@ -621,12 +614,13 @@ impl Evd {
                     q.events.push_back(ev);
                     q.notified = q.notified.wrapping_add(1);
                 }
+            } else if room > 0 {
+                continue;
             }
-            if !more {
-                return Some(last(q));
-            }
-            drop(guard);
-        }
+            break Some(last(q));
+        };
+        cq.polled(got);
+        out
     }
 
     /// Queues a provider event behind the completions already in the CQ

@@ -236,7 +236,29 @@ pub trait CompletionQueue: Send + Sync {
     /// sockets, places data, produces completions), then moves up to
     /// `out.len()` completions into `out`. Returns how many. Never blocks
     /// and never allocates.
-    fn poll(&self, out: &mut [Wc]) -> usize;
+    fn poll(&self, out: &mut [Wc]) -> usize {
+        self.progress();
+        let n = self.take(out);
+        self.polled(n);
+        n
+    }
+
+    /// The first part of [`CompletionQueue::poll`]: drives the engines of
+    /// the queue pairs feeding the queue. Call it with no lock held (the
+    /// engines report connection events to the DAT layer).
+    fn progress(&self);
+
+    /// The second part: moves up to `out.len()` completions into `out`
+    /// without driving anything; it takes only the queue's own lock, so a
+    /// consumer may call it under its own (to take completions and queue
+    /// them as events in one step: two consumers taking at once cannot
+    /// then reorder them, nor one take them while another looks).
+    fn take(&self, out: &mut [Wc]) -> usize;
+
+    /// The last part: tells the queue what the poll brought (`got`
+    /// completions), with no lock held (a spinning consumer drives the
+    /// queue pairs: see the transport).
+    fn polled(&self, got: usize);
 
     /// Asks for one notification: the next completion (with
     /// `solicited_only`, the next solicited receive or any error) makes

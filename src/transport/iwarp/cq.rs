@@ -192,6 +192,12 @@ impl Cq {
         self.driving.load(Ordering::Relaxed)
     }
 
+    /// Driven by a spinning thread (none sleeps on it): it will step the
+    /// queue pairs again in a moment.
+    pub fn spun(&self) -> bool {
+        self.driving.load(Ordering::Relaxed) && self.sleepers.load(Ordering::Relaxed) == 0
+    }
+
     fn start_driving(&self) {
         if self.driving.swap(true, Ordering::SeqCst) {
             return;
@@ -364,7 +370,7 @@ impl Cq {
 }
 
 impl CompletionQueue for Cq {
-    fn poll(&self, out: &mut [Wc]) -> usize {
+    fn progress(&self) {
         self.polls.fetch_add(1, Ordering::Relaxed);
         if self.busy.load(Ordering::Relaxed) {
             self.busy.store(false, Ordering::Relaxed);
@@ -374,8 +380,10 @@ impl CompletionQueue for Cq {
                 f.progress();
             }
         }
-        if self.queued.load(Ordering::Acquire) == 0 {
-            self.empty_poll();
+    }
+
+    fn take(&self, out: &mut [Wc]) -> usize {
+        if self.queued.load(Ordering::Acquire) == 0 || out.is_empty() {
             return 0;
         }
         let mut r = self.ring();
@@ -388,8 +396,11 @@ impl CompletionQueue for Cq {
             n += 1;
         }
         self.queued.store(r.wcs.len() as u32, Ordering::Release);
-        drop(r);
-        if n == 0 {
+        n
+    }
+
+    fn polled(&self, got: usize) {
+        if got == 0 {
             self.empty_poll();
         } else {
             self.streak.store(0, Ordering::Relaxed);
@@ -400,7 +411,6 @@ impl CompletionQueue for Cq {
                 self.stop_driving();
             }
         }
-        n
     }
 
     /// Arms; a notification that fired earlier stays readable.

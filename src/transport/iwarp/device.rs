@@ -2605,7 +2605,10 @@ impl Feeder for IwarpQp {
         let Some(g) = self.try_hold() else {
             return false;
         };
-        let any = self.run_step(g.into_raw(), false, self.driven());
+        // Acknowledgements may wait for a spinner's next post or step; a
+        // thread that sleeps posts nothing before it sleeps again.
+        let spun = self.send_cq.spun() || self.recv_cq.spun();
+        let any = self.run_step(g.into_raw(), false, spun);
         self.after_unlock();
         any
     }

@@ -209,8 +209,12 @@ fn run(o: &Opts, args: &[&str]) -> Result<Value, String> {
     let shown = args.join(" ");
     if !cok {
         return Err(format!(
-            "dat-perf {shown}: {}",
-            first_line(&cerr).unwrap_or("the client failed or did not finish")
+            "dat-perf {shown}: {}{}",
+            first_line(&cerr).unwrap_or("the client failed or did not finish"),
+            first_line(&serr)
+                .filter(|_| !sok)
+                .map(|l| format!(" (server: {l})"))
+                .unwrap_or_default()
         ));
     }
     if !sok {
