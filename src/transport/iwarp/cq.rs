@@ -431,8 +431,12 @@ impl CompletionQueue for Cq {
         if on {
             self.sleepers.fetch_add(1, Ordering::SeqCst);
             self.start_driving();
-        } else {
-            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        } else if self.sleepers.fetch_sub(1, Ordering::SeqCst) == 1 && self.driven() {
+            // The check does not run while threads sleep here (an idle
+            // waiter costs nothing): it starts again now.
+            if let Some(r) = lock_anyway(&self.check).as_ref() {
+                r.schedule(Instant::now() + DRIVE_CHECK);
+            }
         }
     }
 
@@ -478,9 +482,13 @@ impl Source for Cq {
         if !self.driving.load(Ordering::SeqCst) {
             return Run::default();
         }
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            // The last sleeper to leave starts the check again.
+            return Run::default();
+        }
         let polls = self.polls.load(Ordering::Relaxed);
         let seen = self.checked_polls.swap(polls, Ordering::Relaxed);
-        if polls != seen || self.sleepers.load(Ordering::SeqCst) > 0 {
+        if polls != seen {
             return Run {
                 at: Some(Instant::now() + DRIVE_CHECK),
             };
@@ -691,8 +699,16 @@ mod tests {
         assert!(cq.push(wc(2, WcOp::Recv, WcStatus::Success, false)));
         assert_eq!(cq.poll(&mut out), 1);
         assert!(cq.driven(), "a sleeper still drives");
-        assert!(cq.run().at.is_some());
+        assert_eq!(cq.run().at, None, "no check while a thread sleeps here");
+        assert!(cq.driven());
+        // The sleeper leaves without polling again: the check, started
+        // again as it left, ends it.
         cq.sleeping(false);
+        let end = Instant::now() + Duration::from_secs(5);
+        while cq.driven() {
+            assert!(Instant::now() < end, "the check ended it");
+            std::thread::sleep(Duration::from_millis(1));
+        }
         cq.detach(&f);
     }
 

@@ -1037,7 +1037,14 @@ impl<'a> Session<'a> {
         let ep = self.ep();
         let mem = self.mem();
         let last = self.dst_off(0, size) + size - 1;
-        let mut prev = self.data.load_volatile(last);
+        // The passive side cleared the byte before its READY, and the
+        // peer's first write may land (the library places data on
+        // arrival) before this line runs: it starts from the 0 it wrote.
+        let mut prev = if active {
+            self.data.load_volatile(last)
+        } else {
+            0
+        };
         let mut found: Option<Mismatch> = None;
         let ring = self.ring(size);
         let mut writes = 0u64;
