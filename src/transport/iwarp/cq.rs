@@ -49,6 +49,10 @@ pub trait Feeder: Send + Sync {
     /// feeder looks at its queues again and lets the progress thread watch
     /// it or not.
     fn driven_changed(&self) {}
+    /// Sends what it left for a spinning application's next post
+    /// (acknowledgements): the queue's check calls it, so that nothing
+    /// waits for an application that stopped calling the library.
+    fn flush(&self) {}
 }
 
 /// A poll that finds nothing within this long of the last one continues a
@@ -58,10 +62,11 @@ const SPIN_GAP_NS: u64 = 5_000;
 /// that make a spin: an application waiting for a completion by calling
 /// `dat_evd_dequeue` in a loop, not one that drains its queue now and then.
 const SPIN_POLLS: u32 = 2;
-/// While the queue is driven, how often the progress thread looks whether
-/// it still is (an application that stops spinning without a completion,
-/// the one case a timer covers).
-const DRIVE_CHECK: Duration = Duration::from_micros(200);
+/// While the queue is in use, how often the progress thread looks whether
+/// it is still driven (an application that stops spinning without a
+/// completion, the one case a timer covers: its queue pairs wait at most
+/// two periods for the progress thread).
+const DRIVE_CHECK: Duration = Duration::from_millis(1);
 
 /// Nanoseconds on a process-wide monotonic clock.
 fn clock_ns() -> u64 {
@@ -478,23 +483,28 @@ impl CompletionQueue for Cq {
 impl Source for Cq {
     /// The drive check: still polled or slept on since the last one, or
     /// left to the progress thread from now on.
+    ///
+    /// It keeps running while the queue is polled at all, driven or not
+    /// (a ping-pong drives and lets go once per message: starting the
+    /// check anew each time would wake the thread to set its timer), and
+    /// lapses once a whole period passed without a poll.
     fn run(&self) -> Run {
-        if !self.driving.load(Ordering::SeqCst) {
-            return Run::default();
-        }
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             // The last sleeper to leave starts the check again.
             return Run::default();
         }
         let polls = self.polls.load(Ordering::Relaxed);
         let seen = self.checked_polls.swap(polls, Ordering::Relaxed);
-        if polls != seen {
-            return Run {
-                at: Some(Instant::now() + DRIVE_CHECK),
-            };
+        let again = polls != seen;
+        if !again {
+            self.stop_driving();
         }
-        self.stop_driving();
-        Run::default()
+        // After that: a step that sees the queue no longer driven leaves
+        // nothing, and one that left something before is done (its lock).
+        self.for_feeders(|f| f.flush());
+        Run {
+            at: again.then(|| Instant::now() + DRIVE_CHECK),
+        }
     }
 }
 

@@ -2322,12 +2322,16 @@ impl IwarpQp {
                     // likely answer it: its post carries the
                     // acknowledgements (a ping-pong wakes the peer once per
                     // message, not twice); its next step sends them if not.
+                    // (Whether the queue is still spun on is read now: the
+                    // check that ends driving sends what was left before.)
                     let wait = defer_acks
                         && a
                         && matches!(out, Outcome::Ok)
                         && up.closing.is_none()
-                        && up.conn.only_acks_due();
+                        && up.conn.only_acks_due()
+                        && self.spun();
                     self.acks_left.store(wait, Ordering::Relaxed);
+
                     if !wait {
                         match self.pump_tx(&mut up) {
                             Ok(a) => any |= a,
@@ -2442,15 +2446,20 @@ impl IwarpQp {
     /// Has the progress thread watch the socket for what only it would
     /// notice: nothing while an application thread drives the queue pair
     /// (it takes the input and pushes the output itself), else input, and
-    /// output while bytes or acknowledgements wait for socket space.
+    /// output while bytes wait for socket space. (Acknowledgements left for
+    /// a spinner's next post go with it, with its next step, or with the
+    /// completion queue's check, `Feeder::flush`.)
     fn watch(&self, inner: &Inner) {
         if let Some(sock) = sock_of(inner) {
             let driven = self.driven();
-            let out = !driven
-                && (self.tx_blocked.load(Ordering::Relaxed)
-                    || self.acks_left.load(Ordering::Relaxed));
-            sock.watch(!driven, out);
+            sock.watch(!driven, !driven && self.tx_blocked.load(Ordering::Relaxed));
         }
+    }
+
+    /// Whether an application thread spins on one of its completion
+    /// queues (and none sleeps there): it steps again in a moment.
+    fn spun(&self) -> bool {
+        self.send_cq.spun() || self.recv_cq.spun()
     }
 
     /// Whether an application thread drives the queue pair (spins on or
@@ -2607,10 +2616,19 @@ impl Feeder for IwarpQp {
         };
         // Acknowledgements may wait for a spinner's next post or step; a
         // thread that sleeps posts nothing before it sleeps again.
-        let spun = self.send_cq.spun() || self.recv_cq.spun();
-        let any = self.run_step(g.into_raw(), false, spun);
+        let any = self.run_step(g.into_raw(), false, true);
         self.after_unlock();
         any
+    }
+
+    /// Acknowledgements a spinner left for its next post and still unsent
+    /// go now (the completion queue's check, on the progress thread).
+    fn flush(&self) {
+        if self.acks_left.load(Ordering::Relaxed) && !progress::inherited(self.gen) {
+            self.kick.store(true, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            self.run_kicked();
+        }
     }
 
     /// A queue started or stopped being driven by an application thread:
