@@ -315,3 +315,39 @@ fn data_and_fin_arriving_together_are_both_seen_without_further_calls() {
         p.expect_closed(&mut || std::thread::sleep(Duration::from_millis(1)));
     }
 }
+
+/// The nice value of this process's thread named `name`, from
+/// `/proc/self/task/*/stat` (field 19).
+fn nice_of_thread(name: &str) -> Option<i32> {
+    for t in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+        // Fields after the command's closing parenthesis start at field 3.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        return rest.split(' ').nth(19 - 3)?.parse().ok();
+    }
+    None
+}
+
+/// The progress thread outranks the application's threads where the
+/// process may raise a priority (root here): at the same nice value a
+/// wake-up on a machine whose cores all spin waited milliseconds.
+#[test]
+fn progress_thread_runs_at_its_own_nice_value() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let d = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+    let _l = d.listen(0, Arc::new(Rec::default())).expect("listen");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut nice = None;
+    until("the progress thread has set its priority", || {
+        nice = nice_of_thread("udapl-progress");
+        nice == Some(progress::nice_value()) || (!root && nice.is_some())
+    });
+    if root && std::env::var_os("DAT_PROGRESS_NICE").is_none() {
+        assert_eq!(nice, Some(progress::DEFAULT_NICE));
+    }
+}
