@@ -3,7 +3,7 @@
 #   make              release library build/lib/libdat.so.1 (+ libdat.so link)
 #   make header       regenerate include/dat/udat.h with cbindgen
 #   make check-header fail if the checked-in header differs from a fresh one
-#   make check        every test layer: cargo tests, loom model, exports, C conformance tests
+#   make check        every test layer: cargo tests, loom model, exports, C tests, siw interop, valgrind
 #   make demo         build and run the demo program
 #   make examples     build the example programs into build/examples/
 #   make bench        time the local hot paths (ns per operation), then qp-bench, bench-ep and bench-progress
@@ -135,7 +135,7 @@ dropin: lib
 	@echo "== drop-in test (binary linked against another libdat.so.1)"
 	./ctests/dropin/run.sh
 
-check: lint cargo-test loom exports check-header header-modes dropin run-ctests valgrind helgrind
+check: lint cargo-test loom exports check-header header-modes dropin run-ctests guest-check valgrind helgrind
 
 valgrind: ctests
 	@echo "== C conformance tests under valgrind"
@@ -275,5 +275,9 @@ interop: $(INTEROP_BIN)
 guest:
 	tests/guest/build.sh
 
+# Builds the guest first when ./setup.sh has not (a no-op when it is current;
+# from nothing, downloads and two module builds: about 20 minutes here).
 guest-check: lib $(INTEROP_BIN)
+	@echo "== interoperability with the kernel's siw (QEMU guest)"
+	tests/guest/build.sh >/dev/null
 	tests/guest/interop.sh
