@@ -12,8 +12,18 @@
  * Every wait has a generous timeout (5 s, where a consumer would pass
  * DAT_TIMEOUT_INFINITE): a lost wake-up fails with the iteration, the wait
  * that timed out, and whether the completion was in fact queued.
+ *
+ * A waiting thread drives its own queue pairs, CNO waits included: the
+ * library's progress thread (named udapl-progress) is not woken for each
+ * message. Each side counts that thread's context switches over the run
+ * and fails if they reach half the round trips (a CNO wait that left every
+ * arrival to it cost two switches per round trip and 2x the latency; with
+ * waits that drive, 1,200-3,200 in 20,000, the rest being its periodic
+ * checks and connection work).
  */
 #include "consumer.h"
+
+#include <dirent.h>
 
 #ifndef NW_ITER
 #define NW_ITER 20000
@@ -182,6 +192,39 @@ static int nw_until(struct nw *x, int recvs, int sends)
     return 1;
 }
 
+/* Context switches (voluntary and not) of this process's thread named
+ * udapl-progress, or -1 when there is none. */
+static long progress_switches(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    long n = -1;
+    if (!d)
+        return -1;
+    while (n < 0 && (e = readdir(d)) != NULL) {
+        char path[300], line[128];
+        FILE *f;
+        int named = 0;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+        f = fopen(path, "r");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof(line), f)) {
+            long v;
+            if (strncmp(line, "Name:", 5) == 0)
+                named = strstr(line, "udapl-progress") != NULL;
+            else if (named && (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+                               sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1))
+                n = (n < 0 ? 0 : n) + v;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
 static int nw_send(struct nw *x, int i)
 {
     unsigned char *b = x->sb.buf;
@@ -201,6 +244,7 @@ static void nw_pingpong(int mode)
     struct rng rg;
     uint64_t seed = consumer_seed(SEED7);
     double t0;
+    long sw0, sw1;
     int i;
 
     memset(&x, 0, sizeof(x));
@@ -219,6 +263,7 @@ static void nw_pingpong(int mode)
         NOTE("seed 0x%llx, %d round trips of 1 B - %u B", (unsigned long long)seed, NW_ITER,
              NW_MAX);
     PSYNC(&p, 'r');
+    sw0 = progress_switches();
     t0 = ctest_now();
     for (i = 0; i < NW_ITER; i++) {
         x.iter = i;
@@ -240,6 +285,15 @@ static void nw_pingpong(int mode)
              i, ctest_now() - t0, st.n, mode == BY_CNO_WAIT ? "dat_cno_wait" : "dat_evd_wait",
              st.median * 1e6, st.p90 * 1e6, st.max * 1e6, slow);
     }
+    sw1 = progress_switches();
+    if (sw0 < 0 || sw1 < 0)
+        FAILF("no thread named udapl-progress while connected");
+    else if (i == NW_ITER && sw1 - sw0 >= NW_ITER / 2)
+        FAILF("the progress thread switched %ld times in %d round trips: the waiting thread "
+              "should drive its own queue pairs",
+              sw1 - sw0, i);
+    else
+        NOTE("the progress thread switched %ld times in %d round trips", sw1 - sw0, i);
     PSYNC(&p, 'd');
     pair_finish(&p);
 }
