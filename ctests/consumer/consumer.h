@@ -52,31 +52,6 @@
 #define KiB 1024u
 #define MiB (1024u * 1024u)
 
-/* One line on stderr in one write, so that the two processes' lines do not
- * interleave. */
-static inline void say_line(const char *file, int line, const char *what, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static inline void say_line(const char *file, int line, const char *what, const char *fmt, ...)
-{
-    char buf[1024];
-    int n;
-    va_list ap;
-    if (file != NULL)
-        n = snprintf(buf, sizeof(buf), "    %s:%d: %s%s", file, line, side(), what);
-    else
-        n = snprintf(buf, sizeof(buf), "    %s%s", side(), what);
-    if (n < 0 || n >= (int)sizeof(buf))
-        n = 0;
-    va_start(ap, fmt);
-    vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    n = (int)strlen(buf);
-    buf[n++] = '\n';
-    fflush(stderr);
-    if (write(2, buf, (size_t)n) < 0) {
-    }
-}
-
 /* A note on stderr, shown by run.sh with the case (sizes, seeds, times). */
 #define NOTE(...) say_line(NULL, 0, "note: ", __VA_ARGS__)
 
@@ -86,6 +61,31 @@ static inline void say_line(const char *file, int line, const char *what, const 
         say_line(__FILE__, __LINE__, "", __VA_ARGS__);                                         \
         ctest_failures++;                                                                      \
     } while (0)
+
+/* The EP attributes the patterns ask for, everything spelled out as such a
+ * consumer does: RC, 64 KiB messages, `dtos` receives and requests with
+ * one segment each, requests UNSIGNALLED unless asked for, 4 RDMA Reads
+ * each way. */
+static inline DAT_EP_ATTR consumer_ep_attr(DAT_COUNT dtos, DAT_VLEN max_rdma_size)
+{
+    DAT_EP_ATTR a;
+    memset(&a, 0, sizeof(a));
+    a.service_type = DAT_SERVICE_TYPE_RC;
+    a.max_message_size = 64 * KiB;
+    a.max_rdma_size = max_rdma_size;
+    a.qos = DAT_QOS_BEST_EFFORT;
+    a.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+    a.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+    a.max_recv_dtos = dtos;
+    a.max_request_dtos = dtos;
+    a.max_recv_iov = 1;
+    a.max_request_iov = 1;
+    a.max_rdma_read_in = 4;
+    a.max_rdma_read_out = 4;
+    a.max_rdma_read_iov = 1;
+    a.max_rdma_write_iov = 1;
+    return a;
+}
 
 /* CHECK_OK that also says whether the post succeeded, so that a failed post
  * is not followed by a wait for its completion. */

@@ -192,28 +192,6 @@ TEST(NULL_ATTR_every_dto_kind_through_a_bound_rmr)
 #define QSLOT 64
 #define SEED2 0x50000u
 
-/* What a 50K-queue consumer asks for: everything spelled out. */
-static DAT_EP_ATTR q50k_attr(void)
-{
-    DAT_EP_ATTR a;
-    memset(&a, 0, sizeof(a));
-    a.service_type = DAT_SERVICE_TYPE_RC;
-    a.max_message_size = 64 * KiB;
-    a.max_rdma_size = 64 * KiB;
-    a.qos = DAT_QOS_BEST_EFFORT;
-    a.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-    a.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
-    a.max_recv_dtos = NQ;
-    a.max_request_dtos = NQ;
-    a.max_recv_iov = 1;
-    a.max_request_iov = 1;
-    a.max_rdma_read_in = 4;
-    a.max_rdma_read_out = 4;
-    a.max_rdma_read_iov = 1;
-    a.max_rdma_write_iov = 1;
-    return a;
-}
-
 static size_t q_size(int i) { return 8 + (size_t)((i * 7) % (QSLOT - 7)); }
 
 /* Most sends are SUPPRESS|UNSIGNALLED; every 10th UNSIGNALLED alone (its
@@ -260,7 +238,7 @@ static int next_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev, const char *what, int i
 TEST(QUEUE_50K_post_50000_receives_and_stream_50000_sends)
 {
     struct pair p;
-    DAT_EP_ATTR a = q50k_attr();
+    DAT_EP_ATTR a = consumer_ep_attr(NQ, 64 * KiB); /* what a 50K-queue consumer asks for */
     DAT_EP_PARAM prm;
     double t0;
 

@@ -68,26 +68,6 @@ struct ring_times {
     double seen[RING_NMSG];
 };
 
-static DAT_EP_ATTR unsignalled_attr(DAT_COUNT dtos)
-{
-    DAT_EP_ATTR a;
-    memset(&a, 0, sizeof(a));
-    a.service_type = DAT_SERVICE_TYPE_RC;
-    a.max_message_size = 64 * KiB;
-    a.max_rdma_size = 4 * MiB;
-    a.qos = DAT_QOS_BEST_EFFORT;
-    a.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-    a.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
-    a.max_recv_dtos = dtos;
-    a.max_request_dtos = dtos;
-    a.max_recv_iov = 1;
-    a.max_request_iov = 1;
-    a.max_rdma_read_in = 4;
-    a.max_rdma_read_out = 4;
-    a.max_rdma_read_iov = 1;
-    a.max_rdma_write_iov = 1;
-    return a;
-}
 
 static void ring_sizes(size_t *size, int n, uint64_t seed)
 {
@@ -288,7 +268,7 @@ TEST(EAGER_RING_rdma_write_trailer_polled_in_memory)
     struct pair p;
     struct ring_times *T = shared_alloc(sizeof(*T));
     uint64_t seed = consumer_seed(SEED4);
-    DAT_EP_ATTR a = unsignalled_attr(128);
+    DAT_EP_ATTR a = consumer_ep_attr(128, 4 * MiB);
     double t0;
 
     REQUIRE(T != NULL);
@@ -518,7 +498,7 @@ TEST(RNDV_READ_completes_while_the_exposing_side_computes)
     struct pair p;
     struct rv_shared *S = shared_alloc(sizeof(*S));
     uint64_t seed = consumer_seed(SEED5);
-    DAT_EP_ATTR a = unsignalled_attr(64);
+    DAT_EP_ATTR a = consumer_ep_attr(64, 4 * MiB);
     size_t size[RV_ITER];
     struct rng rg;
     int k;
@@ -812,7 +792,7 @@ TEST(RECV_POLLED_last_byte_then_completion_pingpong)
     struct rng rg;
     uint64_t seed = consumer_seed(SEED6);
     struct rp_times *T = shared_alloc(sizeof(*T));
-    DAT_EP_ATTR a = unsignalled_attr(64);
+    DAT_EP_ATTR a = consumer_ep_attr(64, 4 * MiB);
     double t0;
     int i;
 

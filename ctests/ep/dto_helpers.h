@@ -192,6 +192,31 @@ static inline int check_fill_at(const char *file, int line, const unsigned char 
 static int dto_is_server;
 static inline const char *side(void) { return dto_is_server ? "[server] " : ""; }
 
+/* One line on stderr in one write, so that the two processes' lines do not
+ * interleave. */
+static inline void say_line(const char *file, int line, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline void say_line(const char *file, int line, const char *what, const char *fmt, ...)
+{
+    char buf[1024];
+    int n;
+    va_list ap;
+    if (file != NULL)
+        n = snprintf(buf, sizeof(buf), "    %s:%d: %s%s", file, line, side(), what);
+    else
+        n = snprintf(buf, sizeof(buf), "    %s%s", side(), what);
+    if (n < 0 || n >= (int)sizeof(buf))
+        n = 0;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    n = (int)strlen(buf);
+    buf[n++] = '\n';
+    fflush(stderr);
+    if (write(2, buf, (size_t)n) < 0) {
+    }
+}
+
 static inline const char *ev_name(DAT_EVENT_NUMBER n)
 {
     switch (n) {

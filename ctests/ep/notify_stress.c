@@ -126,31 +126,10 @@ static const char *const style_name[] = {"burst", "ping-pong", "sleeping", "free
 
 static atomic_int ns_failures; /* checks failed in any thread of this process */
 
-static void say(const char *file, int line, const char *what, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void say(const char *file, int line, const char *what, const char *fmt, ...)
-{
-    char buf[1024];
-    int n;
-    va_list ap;
-    if (file != NULL)
-        n = snprintf(buf, sizeof(buf), "    %s:%d: %s%s", file, line, side(), what);
-    else
-        n = snprintf(buf, sizeof(buf), "    %s%s", side(), what);
-    if (n < 0 || n >= (int)sizeof(buf))
-        n = 0;
-    va_start(ap, fmt);
-    vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    n = (int)strlen(buf);
-    buf[n++] = '\n';
-    if (write(2, buf, (size_t)n) < 0) {
-    }
-}
-#define NOTE(...) say(NULL, 0, "note: ", __VA_ARGS__)
+#define NOTE(...) say_line(NULL, 0, "note: ", __VA_ARGS__)
 #define FAILF(...)                                                                             \
     do {                                                                                       \
-        say(__FILE__, __LINE__, "", __VA_ARGS__);                                              \
+        say_line(__FILE__, __LINE__, "", __VA_ARGS__);                                         \
         atomic_fetch_add(&ns_failures, 1);                                                     \
     } while (0)
 
