@@ -395,6 +395,9 @@ pub enum CmEvent<'a> {
 
 /// Receives connection events. Called from whichever thread drives the
 /// engine, with no transport lock held that the handler's calls need.
+/// Never from within [`QueuePair::num`], [`QueuePair::state`],
+/// [`QueuePair::recv_outstanding`] or [`QueuePair::local_addr`]: the
+/// consumer calls those under its own locks, even from a handler.
 pub trait CmHandler: Send + Sync {
     /// `qp` is the queue pair the event is about (`None` on a listener).
     fn event(&self, qp: Option<QpNum>, ev: CmEvent<'_>);

@@ -1352,12 +1352,16 @@ struct QpGuard<'a> {
     inner: Option<MutexGuard<'a, Inner>>,
     /// Runs `after_unlock` on drop (unset by `into_raw`).
     check: bool,
+    /// Only looked ([`IwarpQp::look`]): on drop, a run handed over
+    /// meanwhile goes back to the progress thread.
+    look: bool,
 }
 
 impl<'a> QpGuard<'a> {
     /// The plain lock: the caller lets go and calls `after_unlock` itself.
     fn into_raw(mut self) -> MutexGuard<'a, Inner> {
         self.check = false;
+        self.look = false;
         self.inner
             .take()
             .expect("a QpGuard holds its lock until dropped")
@@ -1386,6 +1390,8 @@ impl Drop for QpGuard<'_> {
         drop(self.inner.take());
         if self.check {
             self.qp.after_unlock();
+        } else if self.look {
+            self.qp.hand_back();
         }
     }
 }
@@ -2476,6 +2482,23 @@ impl IwarpQp {
             qp: self,
             inner: Some(lock(&self.inner)),
             check: true,
+            look: false,
+        }
+    }
+
+    /// The lock for a caller that only looks (state, address, counts):
+    /// such calls come from under the DAT layer's locks, even from within
+    /// a connection event (the EP reads its local address as it takes
+    /// ESTABLISHED). Running the engine when it lets go, as [`Self::hold`]
+    /// does, could deliver the next event (the peer's close) into a lock
+    /// its caller holds: so what the progress thread handed over meanwhile
+    /// goes back to it ([`Self::hand_back`]).
+    fn look(&self) -> QpGuard<'_> {
+        QpGuard {
+            qp: self,
+            inner: Some(lock(&self.inner)),
+            check: false,
+            look: true,
         }
     }
 
@@ -2491,6 +2514,7 @@ impl IwarpQp {
             qp: self,
             inner: Some(g),
             check: true,
+            look: false,
         })
     }
 
@@ -2513,6 +2537,29 @@ impl IwarpQp {
         fence(Ordering::SeqCst);
         if self.kick.load(Ordering::Relaxed) {
             self.run_kicked();
+        }
+    }
+
+    /// After a look let go of the lock: a run the progress thread handed
+    /// over meanwhile is scheduled on the progress thread at once (if the
+    /// lock is taken again already, its holder sees the kick).
+    fn hand_back(&self) {
+        // Pairs with the fence in `Source::run`, as in `after_unlock`.
+        fence(Ordering::SeqCst);
+        if !self.kick.load(Ordering::Relaxed) {
+            return;
+        }
+        let g = match self.inner.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        let waker = sock_of(&g).and_then(|s| s.reg.as_ref()).map(Reg::waker);
+        // Let go first: a run that found the lock still held would be
+        // handed back here, with nobody left to see it.
+        drop(g);
+        if let Some(w) = waker {
+            w.schedule(Instant::now());
         }
     }
 
@@ -2703,7 +2750,7 @@ impl QueuePair for IwarpQp {
     }
 
     fn state(&self) -> QpState {
-        match self.hold().phase {
+        match self.look().phase {
             Phase::Idle => QpState::Idle,
             Phase::Connecting { .. } | Phase::Accepting { .. } => QpState::Connecting,
             Phase::Up(ref up) if up.closing.is_some() => QpState::Disconnecting,
@@ -2941,7 +2988,7 @@ impl QueuePair for IwarpQp {
     }
 
     fn local_addr(&self) -> Option<SocketAddr> {
-        match &self.hold().phase {
+        match &self.look().phase {
             Phase::Up(up) => up.stream.stream.local_addr().ok(),
             Phase::Connecting { stream, .. } => stream.stream.local_addr().ok(),
             _ => None,
@@ -2949,7 +2996,7 @@ impl QueuePair for IwarpQp {
     }
 
     fn recv_outstanding(&self) -> (u32, u32) {
-        let inner = self.hold();
+        let inner = self.look();
         let n = match &inner.phase {
             Phase::Up(up) => up.conn.recv_outstanding(),
             _ => inner.pre_recv.len(),
@@ -4239,5 +4286,99 @@ mod tests {
             assert_eq!(wait_wc(&devs, &a.cq).wr_id, id);
         }
         assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
+    }
+
+    /// A look at a queue pair (its state, address, outstanding receives)
+    /// never runs the engine for what the progress thread handed over
+    /// while the lock was held: the EP asks for its local address while it
+    /// holds its own lock inside ESTABLISHED, and the peer's close run
+    /// there re-entered the EP and deadlocked (ctests/consumer/fork_servers,
+    /// 1 run in 8). The run goes back to the progress thread instead.
+    #[test]
+    fn a_look_hands_a_run_back_to_the_progress_thread() {
+        struct Locked {
+            m: Mutex<()>,
+            owner: std::thread::ThreadId,
+            reentered: AtomicBool,
+            rec: Rec,
+        }
+        impl CmHandler for Locked {
+            fn event(&self, qp: Option<QpNum>, ev: CmEvent<'_>) {
+                if std::thread::current().id() == self.owner
+                    && matches!(self.m.try_lock(), Err(std::sync::TryLockError::WouldBlock))
+                {
+                    self.reentered.store(true, Ordering::SeqCst);
+                }
+                self.rec.event(qp, ev);
+            }
+        }
+        let da = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let db = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
+        let lrec = Arc::new(Rec::default());
+        let l = db.listen(0, lrec.clone()).expect("listen");
+        let cm = Arc::new(Locked {
+            m: Mutex::new(()),
+            owner: std::thread::current().id(),
+            reentered: AtomicBool::new(false),
+            rec: Rec::default(),
+        });
+        let pd = da.alloc_pd().expect("pd");
+        let cq = da.create_cq(16).expect("cq");
+        let qp = da
+            .create_qp(QpConfig {
+                pd,
+                send_cq: cq.clone(),
+                recv_cq: cq.clone(),
+                srq: None,
+                send_depth: 4,
+                recv_depth: 4,
+                max_send_sge: 1,
+                max_recv_sge: 1,
+                ird: 1,
+                ord: 1,
+                cm: cm.clone(),
+            })
+            .expect("qp");
+        let b = side(&db);
+        qp.connect(SocketAddr::new(LO, 0), l.port(), b"", DEADLINE)
+            .expect("connect");
+        let Got::Request(id, _) = wait_ev(&[&da, &db], &lrec) else {
+            panic!("request")
+        };
+        db.accept(id, &*b.qp, b"").expect("accept");
+        assert_eq!(wait_ev(&[&da, &db], &cm.rec), Got::Established(vec![]));
+        assert!(matches!(wait_ev(&[&da, &db], &b.rec), Got::Established(_)));
+
+        // An application thread holds the queue pair when the peer goes:
+        // the progress thread hands the run over to it.
+        let iq = da.find_qp(qp.num()).expect("the queue pair");
+        let held = lock(&iq.inner);
+        b.qp.disconnect(false).expect("disconnect");
+        let end = Instant::now() + DEADLINE;
+        while !iq.kick.load(Ordering::SeqCst) {
+            assert!(
+                Instant::now() < end,
+                "the progress thread never handed the run over"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(held); // (the raw lock: nothing runs)
+
+        {
+            let _caller = lock(&cm.m);
+            let _ = qp.local_addr();
+            let _ = qp.state();
+            let _ = qp.recv_outstanding();
+        }
+        assert!(
+            !cm.reentered.load(Ordering::SeqCst),
+            "a look delivered a connection event into its caller's lock"
+        );
+        // The progress thread delivers it, with no call here.
+        let end = Instant::now() + DEADLINE;
+        while !lock(&cm.rec.0).contains(&Got::Disconnected) {
+            assert!(Instant::now() < end, "the handed-back run never ran");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

@@ -218,20 +218,46 @@ fn add(fd: Option<BorrowedFd<'_>>, src: Weak<dyn Source>) -> std::io::Result<Reg
 impl Reg {
     /// Runs the source at `at` (or earlier, if its descriptor gets ready).
     pub fn schedule(&self, at: Instant) {
-        let mut t = lock(&self.engine.table);
-        let Some(e) = t.entries.get_mut(&self.token) else {
-            return;
-        };
-        if e.due.is_some_and(|d| d <= at) {
-            return;
+        schedule(&self.engine, self.token, at);
+    }
+
+    /// A handle that schedules the source without the registration (so
+    /// without whatever lock guards it); nothing once it is unregistered.
+    pub fn waker(&self) -> Waker {
+        Waker {
+            engine: self.engine.clone(),
+            token: self.token,
         }
-        e.due = Some(at);
-        let first = t.timers.peek().is_none_or(|Reverse((d, _))| at < *d);
-        t.timers.push(Reverse((at, self.token)));
-        drop(t);
-        if first {
-            let _ = self.engine.wake.write(1);
-        }
+    }
+}
+
+/// Schedules a registration's source ([`Reg::waker`]).
+pub struct Waker {
+    engine: Arc<Engine>,
+    token: u64,
+}
+
+impl Waker {
+    /// [`Reg::schedule`].
+    pub fn schedule(&self, at: Instant) {
+        schedule(&self.engine, self.token, at);
+    }
+}
+
+fn schedule(engine: &Engine, token: u64, at: Instant) {
+    let mut t = lock(&engine.table);
+    let Some(e) = t.entries.get_mut(&token) else {
+        return;
+    };
+    if e.due.is_some_and(|d| d <= at) {
+        return;
+    }
+    e.due = Some(at);
+    let first = t.timers.peek().is_none_or(|Reverse((d, _))| at < *d);
+    t.timers.push(Reverse((at, token)));
+    drop(t);
+    if first {
+        let _ = engine.wake.write(1);
     }
 }
 
