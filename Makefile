@@ -276,7 +276,7 @@ guest:
 	tests/guest/build.sh
 
 # Builds the guest first when ./setup.sh has not (a no-op when it is current;
-# from nothing, downloads and two module builds: about 20 minutes here).
+# from nothing, the guest's packages and two module builds: 40 s here).
 guest-check: lib $(INTEROP_BIN)
 	@echo "== interoperability with the kernel's siw (QEMU guest)"
 	tests/guest/build.sh >/dev/null
