@@ -1281,4 +1281,70 @@ TEST(BUILTIN_OPTIONS_01_instance_options_and_family)
     cleanup();
 }
 
+/* Lines of `text` that contain both `a` and `b`. */
+static int lines_with(const char *text, const char *a, const char *b)
+{
+    int n = 0;
+    for (const char *l = text; l != NULL && *l != '\0';) {
+        const char *end = strchr(l, '\n');
+        size_t len = end != NULL ? (size_t)(end - l) : strlen(l);
+        char line[1024];
+        snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), l);
+        n += strstr(line, a) != NULL && strstr(line, b) != NULL;
+        l = end != NULL ? end + 1 : NULL;
+    }
+    return n;
+}
+
+/* A built-in IA whose transport= names a transport this build does not
+ * have (shm, verbs) is listed but does not open: DAT_PROVIDER_NOT_FOUND and
+ * one warning line on stderr saying why (it once opened iWARP over TCP
+ * under those names). */
+TEST(BUILTIN_TRANSPORT_01_transport_not_in_this_build)
+{
+    DAT_PROVIDER_INFO store[MAXLIST];
+    DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+    char err[4096];
+    FILE *cap = tmpfile();
+    int saved, shm_listed = 0, verbs_listed = 0;
+    DAT_COUNT n;
+    size_t got;
+
+    conf_add("shm0 u1.2 nonthreadsafe default libdat.so.1 udapl.1.2 \"transport=shm\" \"\"\n");
+    conf_add("vb0 u1.2 nonthreadsafe default libdat.so.1 udapl.1.2 \"transport=verbs\" \"\"\n");
+    REQUIRE(conf_install());
+    REQUIRE(cap != NULL);
+    n = list_all(store);
+    for (DAT_COUNT i = 0; i < n; i++) {
+        shm_listed += strcmp(store[i].ia_name, "shm0") == 0;
+        verbs_listed += strcmp(store[i].ia_name, "vb0") == 0;
+    }
+    CHECK(shm_listed == 1 && verbs_listed == 1);
+
+    fflush(stderr);
+    saved = dup(2);
+    REQUIRE(saved >= 0);
+    REQUIRE(dup2(fileno(cap), 2) == 2);
+    CHECK_TYPE(open_ia("shm0", &ia), DAT_PROVIDER_NOT_FOUND);
+    CHECK(ia == DAT_HANDLE_NULL);
+    CHECK_TYPE(open_ia("vb0", &ia), DAT_PROVIDER_NOT_FOUND);
+    CHECK(ia == DAT_HANDLE_NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(cap);
+    got = fread(err, 1, sizeof(err) - 1, cap);
+    err[got] = '\0';
+    fclose(cap);
+    CHECK(lines_with(err, "transport=shm", "not in this build") == 1);
+    CHECK(lines_with(err, "transport=verbs", "not in this build") == 1);
+    if (ctest_failures)
+        fprintf(stderr, "    stderr was:\n%s", err);
+    /* The built-in IAs still open. */
+    CHECK_OK(open_ia(BUILTIN_NAME, &ia));
+    if (ia != DAT_HANDLE_NULL)
+        CHECK_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    cleanup();
+}
+
 int main(int argc, char **argv) { return ctest_main(argc, argv); }

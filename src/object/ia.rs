@@ -222,6 +222,14 @@ fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CStr
 impl Ia {
     /// Opens an IA. On failure nothing is left behind.
     pub fn open(p: OpenParams, agent_invoker: Option<AgentInvoker>) -> Result<Arc<Ia>> {
+        if let Some(why) = p.device.transport.unavailable() {
+            tracing::warn!(
+                "IA {}: transport={}: {why}",
+                p.name,
+                p.device.transport.name()
+            );
+            return Err(DatError::of(Type::ProviderNotFound));
+        }
         let caps = p.device.transport.capabilities();
         let attributes = IaAttributes::of(caps);
         let limits = attributes.limits;

@@ -962,10 +962,11 @@ mod tests {
         assert!(entries.iter().any(|e| is_builtin_library(&e.library)));
         assert!(entries.iter().any(|e| !is_builtin_library(&e.library)));
         for e in entries.iter().filter(|e| is_builtin_library(&e.library)) {
-            assert!(
-                parse_builtin_params(&e.instance_data).unknown.is_empty(),
-                "{e:?}"
-            );
+            let params = parse_builtin_params(&e.instance_data);
+            assert!(params.unknown.is_empty(), "{e:?}");
+            // The example shows only what this build has.
+            let device = crate::registry::builtin_device(&params);
+            assert_eq!(device.transport.unavailable(), None, "{e:?}");
         }
     }
 

@@ -166,15 +166,17 @@ pub fn queue_depth_for(mem: u64) -> u32 {
         .clamp(MIN_QUEUE_WR, MAX_QUEUE_WR)
 }
 
-/// Which transport an IA uses.
+/// Which transport an IA names (`transport=` in dat.conf). `shm` and
+/// `verbs` are the project's planned transports: this build does not have
+/// them, and an IA naming one does not open ([`TransportKind::unavailable`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TransportKind {
     /// Software RC over TCP sockets (works everywhere).
     #[default]
     Tcp,
-    /// Software RC over shared memory (peers on the same host).
+    /// Shared memory between processes of one host (not in this build).
     Shm,
-    /// rdma-core verbs (RDMA NICs).
+    /// rdma-core verbs, for RDMA NICs (not in this build).
     Verbs,
 }
 
@@ -195,6 +197,16 @@ impl TransportKind {
             TransportKind::Tcp => "tcp",
             TransportKind::Shm => "shm",
             TransportKind::Verbs => "verbs",
+        }
+    }
+
+    /// Why an IA naming this transport cannot open, or `None` if this
+    /// build has it.
+    pub fn unavailable(self) -> Option<&'static str> {
+        match self {
+            TransportKind::Tcp => None,
+            TransportKind::Shm => Some("the shared-memory transport is not in this build"),
+            TransportKind::Verbs => Some("the rdma-core verbs transport is not in this build"),
         }
     }
 
@@ -252,9 +264,6 @@ pub struct DeviceConfig {
 /// The IA address for a device configuration: the loopback address, or the
 /// address of `cfg.netdev` (see [`pick_address`]).
 pub fn resolve_address(cfg: &DeviceConfig) -> Result<SocketAddr> {
-    if cfg.transport == TransportKind::Verbs && !sys::has_rdma_devices() {
-        return Err(DatError::resources(Sub::ResourceDevice));
-    }
     match &cfg.netdev {
         None => Ok(match cfg.family {
             Some(AddressFamily::Inet6) => SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 0),

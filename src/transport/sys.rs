@@ -70,13 +70,6 @@ pub(crate) fn interface_addresses() -> Vec<IfAddr> {
     out
 }
 
-/// True if the kernel exposes any RDMA device.
-pub(crate) fn has_rdma_devices() -> bool {
-    std::fs::read_dir("/sys/class/infiniband")
-        .map(|mut d| d.next().is_some())
-        .unwrap_or(false)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

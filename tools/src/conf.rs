@@ -403,6 +403,10 @@ pub struct BuiltinOptions {
     pub user_timeout: u64,
     /// Tokens the library ignores (with a warning).
     pub ignored: Vec<String>,
+    /// Why this build cannot open the IA's transport (`transport=shm`,
+    /// `transport=verbs`); not serialized: the tools show it apart.
+    #[serde(skip)]
+    pub unavailable: Option<String>,
 }
 
 impl BuiltinOptions {
@@ -442,6 +446,7 @@ impl BuiltinOptions {
             keepalive,
             user_timeout: d.options.user_timeout.as_millis() as u64,
             ignored: Vec::new(),
+            unavailable: d.transport.unavailable().map(str::to_string),
         }
     }
 

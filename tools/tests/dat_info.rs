@@ -540,6 +540,49 @@ fn an_ia_that_does_not_open_gives_the_dat_error_and_exit_1() {
 }
 
 #[test]
+fn a_transport_not_in_this_build_is_shown_unavailable_with_why() {
+    let dir = TempDir::new("unavailable");
+    let conf = dir.file(
+        "dat.conf",
+        "shm0 u1.2 nonthreadsafe default builtin udapl.1.2 \"transport=shm\" \"\"\n\
+         ib0 u1.2 nonthreadsafe default builtin udapl.1.2 \"transport=verbs\" \"\"\n",
+    );
+    let r = dat_info(&conf, &["-d", "ib0"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let mine: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("dat-info:"))
+        .collect();
+    assert_eq!(
+        mine,
+        [
+            "dat-info: ib0 (u1.2 nonthreadsafe): cannot open: DAT_NAME_NOT_FOUND (0x800a0000) \
+             (transport=verbs: the rdma-core verbs transport is not in this build)"
+        ],
+        "{}",
+        r.stderr
+    );
+    assert!(row(&r, "ib0").contains(" unavailable "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "status            unavailable: the rdma-core verbs transport is not in this build"
+        ),
+        "{}",
+        r.stdout
+    );
+    let j = dat_info(&conf, &["--json", "-d", "shm0"]).json();
+    let e = entries(&j, "shm0")[0];
+    assert_eq!(e["opened"], false);
+    assert_eq!(e["transport"], "shm");
+    assert_eq!(
+        e["unavailable"],
+        "the shared-memory transport is not in this build"
+    );
+    assert_eq!(e["error_code"], "0x800a0000");
+}
+
+#[test]
 fn an_unknown_device_is_an_error() {
     let dir = TempDir::new("unknown");
     let conf = dir.file("dat.conf", CONF);

@@ -88,6 +88,8 @@ JSON (--json): one object; with --list, an array of IA names.
     transport, options    built-in provider: tcp|shm|verbs and {netdev, family,
                           port, crc, ack, fpdu, rnr_timeout, keepalive,
                           user_timeout, ignored} (null: a library's own)
+    unavailable           why this build cannot open the built-in IA's
+                          transport (shm, verbs: not in this build), or null
     opened                whether dat_ia_openv succeeded
     error, error_code     dat_strerror text and \"0x........\" of what failed
     address, address_family
@@ -179,6 +181,8 @@ struct EntryReport {
     provider_error: Option<String>,
     has_dat_provider_init: Option<bool>,
     transport: Option<String>,
+    /// Why this build cannot open the built-in IA's transport.
+    unavailable: Option<String>,
     options: Option<BuiltinOptions>,
     opened: bool,
     error: Option<String>,
@@ -397,6 +401,7 @@ fn inspect(
         provider_error: None,
         has_dat_provider_init: None,
         transport: options.as_ref().map(|o| o.transport.clone()),
+        unavailable: options.as_ref().and_then(|o| o.unavailable.clone()),
         options: options.clone(),
         opened: false,
         error: None,
@@ -428,8 +433,14 @@ fn inspect(
     let ia = match OpenIa::open(dat, key) {
         Ok(ia) => ia,
         Err(rc) => {
-            // The built-in provider's usual reason: a missing interface.
+            // The built-in provider's usual reasons: a transport this
+            // build does not have, a missing interface.
             let hint = match options.as_ref().and_then(|o| o.netdev.as_deref()) {
+                _ if r.unavailable.is_some() => format!(
+                    " (transport={}: {})",
+                    r.transport.as_deref().unwrap_or("?"),
+                    r.unavailable.as_deref().unwrap_or("")
+                ),
                 Some(ifname)
                     if rc & DAT_TYPE_MASK == DAT_INSUFFICIENT_RESOURCES
                         && rc & DAT_SUBTYPE_MASK == DAT_RESOURCE_DEVICE =>
@@ -579,6 +590,8 @@ fn provider_short(e: &EntryReport) -> String {
 fn status_text(e: &EntryReport) -> String {
     if e.provider_loads == Some(false) {
         "not loaded".into()
+    } else if !e.opened && e.unavailable.is_some() {
+        "unavailable".into()
     } else if !e.opened {
         "open failed".into()
     } else if e.ok {
@@ -661,8 +674,11 @@ fn details(e: &EntryReport, before: &[EntryReport], verbose: bool) -> String {
         }
         head.push(("options", text));
     }
-    let status = match (&e.error, &e.error_code) {
-        (Some(err), Some(code)) => format!("{} ({err}, {code})", status_text(e)),
+    let status = match (&e.error, &e.error_code, &e.unavailable) {
+        (Some(err), Some(code), Some(why)) if !e.opened => {
+            format!("{}: {why} ({err}, {code})", status_text(e))
+        }
+        (Some(err), Some(code), _) => format!("{} ({err}, {code})", status_text(e)),
         _ => status_text(e),
     };
     head.push(("status", status));
