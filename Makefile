@@ -11,7 +11,7 @@
 #   make bench-ep     endpoints through the C API beside raw TCP and the queue pairs
 #   make bench-progress  asynchronous progress targets with dat-perf (memory polling, computing peer, CNO, streams, idle CPU)
 #   make tools        dat-info and dat-perf into build/bin/ (they load build/lib/libdat.so.1)
-#   make install PREFIX=/usr/local   library, headers, dat.pc, dat.conf.example, dat-info, dat-perf
+#   make install PREFIX=/usr/local   library (stripped, debug info in LIBDIR/.debug), headers, dat.pc, dat.conf.example, dat-info, dat-perf
 #   make valgrind     run the C tests once under valgrind
 #   make helgrind     the threaded C tests under helgrind and drd
 #   make guest        build (or reuse) the kernel-RDMA test guest (tests/guest/build.sh)
@@ -65,7 +65,7 @@ VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
 HELGRIND_BIN := $(filter %/e2e_threads %/e2e_race,$(EP_BIN))
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo examples tools bench qp-bench bench-ep bench-progress install valgrind helgrind clippy fmt lint \
+        demo examples tools bench qp-bench bench-ep bench-progress install install-check valgrind helgrind clippy fmt lint \
         header-modes dropin clean
 
 all: lib
@@ -135,7 +135,11 @@ dropin: lib
 	@echo "== drop-in test (binary linked against another libdat.so.1)"
 	./ctests/dropin/run.sh
 
-check: lint cargo-test loom exports check-header header-modes dropin run-ctests guest-check valgrind helgrind
+install-check: lib tools
+	@echo "== install check (make install into a scratch DESTDIR)"
+	./ctests/install/run.sh
+
+check: lint cargo-test loom exports check-header header-modes dropin install-check run-ctests guest-check valgrind helgrind
 
 valgrind: ctests
 	@echo "== C conformance tests under valgrind"
@@ -243,10 +247,22 @@ tools: lib
 	mkdir -p $(BUILD)/bin
 	for t in $(TOOLS); do cp target/release/$$t $(BUILD)/bin/$$t; done
 
+# The library and tools are installed stripped; the library's debug
+# information goes beside it in LIBDIR/.debug/libdat.so.1.debug (found by gdb
+# through the library's .gnu_debuglink), unless INSTALL_DEBUG=0.
+INSTALL_DEBUG ?= 1
+
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/dat $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(SYSCONFDIR)/dat $(DESTDIR)$(BINDIR)
-	for t in $(TOOLS); do install -m 0755 target/release/$$t $(DESTDIR)$(BINDIR)/$$t; done
-	install -m 0755 $(LIBOUT)/libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so.1
+	for t in $(TOOLS); do install -s -m 0755 target/release/$$t $(DESTDIR)$(BINDIR)/$$t; done
+	objcopy --only-keep-debug $(LIBOUT)/libdat.so.1 $(BUILD)/libdat.so.1.debug
+	objcopy --strip-debug --strip-unneeded --add-gnu-debuglink=$(BUILD)/libdat.so.1.debug \
+		$(LIBOUT)/libdat.so.1 $(BUILD)/libdat.so.1.stripped
+	install -m 0755 $(BUILD)/libdat.so.1.stripped $(DESTDIR)$(LIBDIR)/libdat.so.1
+	if [ "$(INSTALL_DEBUG)" != 0 ]; then \
+		install -d $(DESTDIR)$(LIBDIR)/.debug && \
+		install -m 0644 $(BUILD)/libdat.so.1.debug $(DESTDIR)$(LIBDIR)/.debug/libdat.so.1.debug; \
+	fi
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 0644 include/dat/*.h $(DESTDIR)$(INCDIR)/dat/
 	install -m 0644 dat.conf.example $(DESTDIR)$(SYSCONFDIR)/dat/dat.conf.example
