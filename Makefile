@@ -14,6 +14,7 @@
 #   make install PREFIX=/usr/local   library (stripped, debug info in LIBDIR/.debug), headers, dat.pc, dat.conf.example, dat-info, dat-perf
 #   make valgrind     run the C tests once under valgrind
 #   make helgrind     the threaded C tests under helgrind and drd
+#   make fuzz         each fuzz target (fuzz/, cargo-fuzz, nightly) for FUZZ_SECONDS (60) seconds
 #   make guest        build (or reuse) the kernel-RDMA test guest (tests/guest/build.sh)
 #   make guest-check  rping_dat against rdma-core's rping over the kernel's siw in that guest
 
@@ -65,7 +66,7 @@ VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
 HELGRIND_BIN := $(filter %/e2e_threads %/e2e_race,$(EP_BIN))
 
 .PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
-        demo examples tools bench qp-bench bench-ep bench-progress install install-check valgrind helgrind clippy fmt lint \
+        demo examples tools bench qp-bench bench-ep bench-progress install install-check fuzz valgrind helgrind clippy fmt lint \
         header-modes dropin clean
 
 all: lib
@@ -134,6 +135,25 @@ header-modes:
 dropin: lib
 	@echo "== drop-in test (binary linked against another libdat.so.1)"
 	./ctests/dropin/run.sh
+
+# Fuzzing what a peer or dat.conf controls (src/fuzz.rs; fuzz/ with
+# cargo-fuzz on the nightly toolchain): each target FUZZ_SECONDS seconds,
+# new inputs in build/fuzz/<target>, the committed seeds read from
+# fuzz/corpus/<target>; crashes land in fuzz/artifacts/<target>/. make check
+# replays the committed corpus on stable (tests/fuzz_corpus.rs).
+FUZZ_TARGETS := mpa setup fpdu ddp terminate conf
+FUZZ_SECONDS ?= 60
+
+fuzz:
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(BUILD)/fuzz/$$t; \
+		if ! $(CARGO) +nightly fuzz run -O $$t $(BUILD)/fuzz/$$t fuzz/corpus/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 > $(BUILD)/fuzz/$$t.log 2>&1; then \
+			tail -40 $(BUILD)/fuzz/$$t.log; echo "fuzz: $$t failed (input in fuzz/artifacts/$$t/)"; exit 1; \
+		fi; \
+		echo "fuzz: $$t: $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/$$t.log) executions in $(FUZZ_SECONDS) s, no failure"; \
+	done
 
 install-check: lib tools
 	@echo "== install check (make install into a scratch DESTDIR)"

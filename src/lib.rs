@@ -19,6 +19,7 @@
 #![deny(unsafe_code)]
 
 pub mod error;
+pub mod fuzz;
 pub mod handle;
 pub mod keys;
 pub mod object;
