@@ -11,10 +11,7 @@ use crate::object::Evd;
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
 
 use super::dto::{COMPLETION_EVD_THRESHOLD, COMPLETION_SUPPRESS, COMPLETION_UNSIGNALLED};
-use super::{
-    state_error, Ep, EpParam, PASSIVE_CONNECTION_PENDING, RESERVED, TENTATIVE_CONNECTION_PENDING,
-    UNCONNECTED,
-};
+use super::{state_error, Ep, EpParam, EpState};
 
 /// `DAT_SERVICE_TYPE_RC`.
 pub const SERVICE_TYPE_RC: u32 = 0;
@@ -223,10 +220,16 @@ impl Ep {
         let mut st = ia.live_state()?;
         let mut i = self.inner()?;
         let state = self.state();
-        let quiescent = matches!(state, UNCONNECTED | TENTATIVE_CONNECTION_PENDING);
+        let quiescent = matches!(
+            state,
+            EpState::Unconnected | EpState::TentativeConnectionPending
+        );
         let configurable = matches!(
             state,
-            UNCONNECTED | RESERVED | PASSIVE_CONNECTION_PENDING | TENTATIVE_CONNECTION_PENDING
+            EpState::Unconnected
+                | EpState::Reserved
+                | EpState::PassiveConnectionPending
+                | EpState::TentativeConnectionPending
         );
         if mask & PZ != 0 && !quiescent {
             return Err(state_error(state));
@@ -352,7 +355,7 @@ impl Ep {
             || set(MAX_RDMA_READ_OUT)
             || set(MAX_RDMA_READ_IOV)
             || set(MAX_RDMA_WRITE_IOV);
-        let old_qp = if structural && state == UNCONNECTED {
+        let old_qp = if structural && state == EpState::Unconnected {
             // Receives posted on the old queue pair complete flushed
             // (§3.3: every post gets its completion): its streams stay
             // attached until the EP is reset or freed.

@@ -13,11 +13,7 @@ use crate::transport::verbs::{CmEvent, CmHandler, DeviceError, QpNum, QueuePair}
 use crate::transport::{self, SockAddrStorage};
 
 use super::attr::{QOS_BEST_EFFORT, QOS_DEFINED};
-use super::{
-    device_error, state_error, Ep, Exposed, ACTIVE_CONNECTION_PENDING, COMPLETION_PENDING,
-    CONNECTED, DISCONNECTED, DISCONNECT_PENDING, PASSIVE_CONNECTION_PENDING, RESERVED,
-    TENTATIVE_CONNECTION_PENDING, UNCONNECTED,
-};
+use super::{device_error, state_error, Ep, EpState, Exposed};
 
 /// `DAT_CLOSE_GRACEFUL_FLAG`.
 pub const CLOSE_GRACEFUL: u32 = 1;
@@ -50,7 +46,7 @@ impl Ep {
         let qp = {
             let mut i = self.inner()?;
             let state = self.state();
-            if state != UNCONNECTED {
+            if state != EpState::Unconnected {
                 return Err(state_error(state));
             }
             if i.pz.is_none() || i.conn_evd.is_none() {
@@ -63,7 +59,7 @@ impl Ep {
                 private_data: [0; 256],
                 remote: SockAddrStorage::from(remote),
             };
-            self.set_state(ACTIVE_CONNECTION_PENDING);
+            self.set_state(EpState::ActiveConnectionPending);
             qp
         };
         let timeout = if timeout_us == u32::MAX {
@@ -74,8 +70,8 @@ impl Ep {
         let port = transport::port_of_qualifier(qual);
         if let Err(e) = qp.connect(remote, port, private_data, timeout) {
             let i = lock_anyway(&self.inner);
-            if self.state() == ACTIVE_CONNECTION_PENDING {
-                self.set_state(UNCONNECTED);
+            if self.state() == EpState::ActiveConnectionPending {
+                self.set_state(EpState::Unconnected);
             }
             drop(i);
             return Err(match e {
@@ -105,21 +101,21 @@ impl Ep {
             let i = self.inner()?;
             let state = self.state();
             match state {
-                ACTIVE_CONNECTION_PENDING | COMPLETION_PENDING => {
-                    self.set_state(DISCONNECTED);
+                EpState::ActiveConnectionPending | EpState::CompletionPending => {
+                    self.set_state(EpState::Disconnected);
                     (i.qp.clone(), i.conn_evd.clone())
                 }
-                CONNECTED => {
-                    self.set_state(DISCONNECT_PENDING);
+                EpState::Connected => {
+                    self.set_state(EpState::DisconnectPending);
                     (i.qp.clone(), None)
                 }
-                DISCONNECT_PENDING => {
+                EpState::DisconnectPending => {
                     if graceful {
                         return Ok(());
                     }
                     (i.qp.clone(), None)
                 }
-                DISCONNECTED => return Ok(()),
+                EpState::Disconnected => return Ok(()),
                 s => return Err(state_error(s)),
             }
         };
@@ -148,15 +144,15 @@ impl Ep {
         let old = {
             let mut i = self.inner()?;
             match self.state() {
-                UNCONNECTED => return Ok(()),
-                DISCONNECTED => {}
+                EpState::Unconnected => return Ok(()),
+                EpState::Disconnected => {}
                 s => return Err(state_error(s)),
             }
             let old = self.detach_qp(&mut i);
             i.remote = None;
             i.remote_port = 0;
             i.local_port = 0;
-            self.set_state(UNCONNECTED);
+            self.set_state(EpState::Unconnected);
             old
         };
         drop(old);
@@ -169,34 +165,34 @@ impl Ep {
     pub(crate) fn reserve(&self, rsp: Handle) -> Result<()> {
         let mut i = self.inner()?;
         let s = self.state();
-        if s != UNCONNECTED {
+        if s != EpState::Unconnected {
             return Err(state_error(s));
         }
         i.reserved_by = Some(rsp);
-        self.set_state(RESERVED);
+        self.set_state(EpState::Reserved);
         Ok(())
     }
 
     /// The RSP is gone before a request came: back to UNCONNECTED.
     pub(crate) fn unreserve(&self) {
         let mut i = lock_anyway(&self.inner);
-        if self.state() == RESERVED {
+        if self.state() == EpState::Reserved {
             i.reserved_by = None;
-            self.set_state(UNCONNECTED);
+            self.set_state(EpState::Unconnected);
         }
     }
 
     /// A request arrived at the RSP that reserved the EP.
     pub(crate) fn request_arrived(&self, remote: SocketAddr, remote_port: u64, qual: u64) -> bool {
         let mut i = lock_anyway(&self.inner);
-        if i.freed || self.state() != RESERVED {
+        if i.freed || self.state() != EpState::Reserved {
             return false;
         }
         i.remote = Some(remote);
         i.remote_port = remote_port;
         i.local_port = qual;
         lock_anyway(&self.exposed).remote = SockAddrStorage::from(remote);
-        self.set_state(PASSIVE_CONNECTION_PENDING);
+        self.set_state(EpState::PassiveConnectionPending);
         true
     }
 
@@ -222,9 +218,12 @@ impl Ep {
         let mut i = self.inner()?;
         let s = self.state();
         let ok = if own {
-            matches!(s, PASSIVE_CONNECTION_PENDING | TENTATIVE_CONNECTION_PENDING)
+            matches!(
+                s,
+                EpState::PassiveConnectionPending | EpState::TentativeConnectionPending
+            )
         } else {
-            s == UNCONNECTED
+            s == EpState::Unconnected
         };
         if !ok {
             return Err(state_error(s));
@@ -238,7 +237,7 @@ impl Ep {
         i.local_port = qual;
         i.reserved_by = None;
         lock_anyway(&self.exposed).remote = SockAddrStorage::from(remote);
-        self.set_state(COMPLETION_PENDING);
+        self.set_state(EpState::CompletionPending);
         Ok(qp)
     }
 
@@ -246,10 +245,10 @@ impl Ep {
     pub(crate) fn accept_error(&self) {
         let evd = {
             let i = lock_anyway(&self.inner);
-            if self.state() != COMPLETION_PENDING {
+            if self.state() != EpState::CompletionPending {
                 return;
             }
-            self.set_state(DISCONNECTED);
+            self.set_state(EpState::Disconnected);
             i.conn_evd.clone()
         };
         if let Some(qp) = lock_anyway(&self.inner).qp.clone() {
@@ -271,9 +270,9 @@ impl Ep {
     }
 
     /// The device refused the accept synchronously: undo.
-    pub(crate) fn accept_failed(&self, previous: u32) {
+    pub(crate) fn accept_failed(&self, previous: EpState) {
         let _i = lock_anyway(&self.inner);
-        if self.state() == COMPLETION_PENDING {
+        if self.state() == EpState::CompletionPending {
             self.set_state(previous);
         }
     }
@@ -300,7 +299,7 @@ impl Ep {
             drop(st);
             self.destroy();
         } else {
-            self.set_state(UNCONNECTED);
+            self.set_state(EpState::Unconnected);
         }
     }
 
@@ -313,18 +312,18 @@ impl Ep {
                 return;
             }
             let s = self.state();
-            let active = s == ACTIVE_CONNECTION_PENDING;
-            let passive = s == COMPLETION_PENDING;
-            let live = matches!(s, CONNECTED | DISCONNECT_PENDING);
+            let active = s == EpState::ActiveConnectionPending;
+            let passive = s == EpState::CompletionPending;
+            let live = matches!(s, EpState::Connected | EpState::DisconnectPending);
             let (next, number, pd_len) = match ev {
                 CmEvent::Established { private_data } if active => {
                     let n = private_data.len().min(256);
                     lock_anyway(&self.exposed).private_data[..n]
                         .copy_from_slice(&private_data[..n]);
-                    (CONNECTED, event::CONNECTION_ESTABLISHED, n)
+                    (EpState::Connected, event::CONNECTION_ESTABLISHED, n)
                 }
                 CmEvent::Established { .. } if passive => {
-                    (CONNECTED, event::CONNECTION_ESTABLISHED, 0)
+                    (EpState::Connected, event::CONNECTION_ESTABLISHED, 0)
                 }
                 CmEvent::Rejected { private_data } if active => {
                     let number = if private_data == crate::object::sp::NON_PEER_MARK {
@@ -332,16 +331,24 @@ impl Ep {
                     } else {
                         event::CONNECTION_PEER_REJECTED
                     };
-                    (DISCONNECTED, number, 0)
+                    (EpState::Disconnected, number, 0)
                 }
-                CmEvent::Refused if active => {
-                    (DISCONNECTED, event::CONNECTION_NON_PEER_REJECTED, 0)
+                CmEvent::Refused if active => (
+                    EpState::Disconnected,
+                    event::CONNECTION_NON_PEER_REJECTED,
+                    0,
+                ),
+                CmEvent::Unreachable if active => {
+                    (EpState::Disconnected, event::CONNECTION_UNREACHABLE, 0)
                 }
-                CmEvent::Unreachable if active => (DISCONNECTED, event::CONNECTION_UNREACHABLE, 0),
-                CmEvent::TimedOut if active => (DISCONNECTED, event::CONNECTION_TIMED_OUT, 0),
-                CmEvent::Disconnected | CmEvent::Broken if active => {
-                    (DISCONNECTED, event::CONNECTION_NON_PEER_REJECTED, 0)
+                CmEvent::TimedOut if active => {
+                    (EpState::Disconnected, event::CONNECTION_TIMED_OUT, 0)
                 }
+                CmEvent::Disconnected | CmEvent::Broken if active => (
+                    EpState::Disconnected,
+                    event::CONNECTION_NON_PEER_REJECTED,
+                    0,
+                ),
                 CmEvent::AcceptFailed
                 | CmEvent::TimedOut
                 | CmEvent::Broken
@@ -351,14 +358,20 @@ impl Ep {
                 | CmEvent::Rejected { .. }
                     if passive =>
                 {
-                    (DISCONNECTED, event::CONNECTION_ACCEPT_COMPLETION_ERROR, 0)
+                    (
+                        EpState::Disconnected,
+                        event::CONNECTION_ACCEPT_COMPLETION_ERROR,
+                        0,
+                    )
                 }
-                CmEvent::Disconnected if live => (DISCONNECTED, event::CONNECTION_DISCONNECTED, 0),
-                CmEvent::Broken if live => (DISCONNECTED, event::CONNECTION_BROKEN, 0),
+                CmEvent::Disconnected if live => {
+                    (EpState::Disconnected, event::CONNECTION_DISCONNECTED, 0)
+                }
+                CmEvent::Broken if live => (EpState::Disconnected, event::CONNECTION_BROKEN, 0),
                 _ => return,
             };
             self.set_state(next);
-            if next == CONNECTED && i.local_port == 0 {
+            if next == EpState::Connected && i.local_port == 0 {
                 if let Some(a) = i.qp.as_ref().and_then(|q| q.local_addr()) {
                     i.local_port = u64::from(a.port());
                 }

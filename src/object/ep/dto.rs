@@ -12,7 +12,7 @@ use crate::transport::verbs::{
     Access, BindWr, PostError, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
 
-use super::{state_error, Ep, EpAttr, CONNECTED, DISCONNECTED, DISCONNECT_PENDING};
+use super::{state_error, Ep, EpAttr, EpState};
 
 /// `DAT_COMPLETION_*_FLAG`.
 pub const COMPLETION_SUPPRESS: u32 = 0x01;
@@ -294,7 +294,7 @@ impl Ep {
     pub fn post(&self, iov: &[Segment], cookie: u64, req: Request, flags: u32) -> Result<()> {
         let state = self.state();
         let PostView { qp, attr, pz } = self.view()?;
-        if state != CONNECTED && state != DISCONNECTED {
+        if state != EpState::Connected && state != EpState::Disconnected {
             return Err(state_error(state));
         }
         let flags_arg = match req {
@@ -361,7 +361,7 @@ impl Ep {
                 }
             }
         };
-        if state == DISCONNECTED {
+        if state == EpState::Disconnected {
             // Local segments are checked (key, PZ, bounds, rights) even
             // here; on a connected queue pair the transport's post does it.
             let need = if matches!(req, Request::Read(_)) {
@@ -442,15 +442,22 @@ impl Ep {
     /// another thread during the post (its handle is dead, as for any
     /// later post); or its connection is going or gone: disconnecting, or
     /// still CONNECTED because the transport's word that the peer left (or
-    /// the connection broke) has not reached the EP yet. Such a post is
-    /// accepted and flushed, as on a DISCONNECTED EP (§3.3 rule 2).
+    /// the connection broke) has not reached the EP yet; or an accept is
+    /// completing (COMPLETION_PENDING). Such a post is accepted and
+    /// flushed, as on a DISCONNECTED EP (§3.3 rule 2).
     fn refused(&self, e: PostError, recv: bool, cookie: u64, rmr: Option<Handle>) -> Result<()> {
         if e == PostError::State {
             if lock_anyway(&self.inner).freed {
                 return Err(DatError::handle(Sub::HandleEp));
             }
             let state = self.state();
-            if state == CONNECTED || state >= DISCONNECT_PENDING {
+            if matches!(
+                state,
+                EpState::Connected
+                    | EpState::DisconnectPending
+                    | EpState::Disconnected
+                    | EpState::CompletionPending
+            ) {
                 return self.flush_now(recv, cookie, rmr);
             }
         }
@@ -511,7 +518,7 @@ impl Ep {
             if i.srq.is_some() {
                 return Err(DatError::of(Type::InvalidState));
             }
-            let qp = if self.state() == DISCONNECTED {
+            let qp = if self.state() == EpState::Disconnected {
                 None
             } else {
                 Some(self.ensure_qp(&mut i)?)
@@ -576,7 +583,7 @@ impl Ep {
     ) -> Result<u32> {
         let state = self.state();
         let PostView { qp, attr, pz } = self.view()?;
-        if state != CONNECTED && state != DISCONNECTED {
+        if state != EpState::Connected && state != EpState::Disconnected {
             return Err(state_error(state));
         }
         if flags & !POST_FLAGS != 0 || flags & COMPLETION_SOLICITED_WAIT != 0 {
@@ -590,7 +597,7 @@ impl Ep {
         if pz != Some(rmr.pz.key_id()) {
             return Err(DatError::of(Type::ProtectionViolation));
         }
-        if state == DISCONNECTED {
+        if state == EpState::Disconnected {
             self.flush_now(false, cookie, Some(rmr.handle))?;
             return Ok(0);
         }

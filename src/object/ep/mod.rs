@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::error::{DatError, Result, Sub, Type};
@@ -50,21 +50,59 @@ pub use dto::{
     MAX_IOV,
 };
 
-/// `DAT_EP_STATE` values.
-pub const UNCONNECTED: u32 = 0;
-pub const RESERVED: u32 = 2;
-pub const PASSIVE_CONNECTION_PENDING: u32 = 4;
-pub const ACTIVE_CONNECTION_PENDING: u32 = 6;
-pub const TENTATIVE_CONNECTION_PENDING: u32 = 7;
-pub const CONNECTED: u32 = 9;
-pub const DISCONNECT_PENDING: u32 = 10;
-pub const DISCONNECTED: u32 = 11;
-pub const COMPLETION_PENDING: u32 = 12;
+/// The DAT state of an endpoint (semantics-ep.md §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum EpState {
+    Unconnected,
+    Reserved,
+    PassiveConnectionPending,
+    ActiveConnectionPending,
+    TentativeConnectionPending,
+    Connected,
+    DisconnectPending,
+    Disconnected,
+    CompletionPending,
+}
+
+impl EpState {
+    /// Its `DAT_EP_STATE` value.
+    pub fn to_dat(self) -> u32 {
+        match self {
+            EpState::Unconnected => 0,
+            EpState::Reserved => 2,
+            EpState::PassiveConnectionPending => 4,
+            EpState::ActiveConnectionPending => 6,
+            EpState::TentativeConnectionPending => 7,
+            EpState::Connected => 9,
+            EpState::DisconnectPending => 10,
+            EpState::Disconnected => 11,
+            EpState::CompletionPending => 12,
+        }
+    }
+
+    /// The state `EpState as u8` stored (only [`Ep::set_state`] and the
+    /// constructors store into the atomic, so nothing else occurs).
+    fn from_stored(v: u8) -> EpState {
+        match v {
+            0 => EpState::Unconnected,
+            1 => EpState::Reserved,
+            2 => EpState::PassiveConnectionPending,
+            3 => EpState::ActiveConnectionPending,
+            4 => EpState::TentativeConnectionPending,
+            5 => EpState::Connected,
+            6 => EpState::DisconnectPending,
+            7 => EpState::Disconnected,
+            _ => EpState::CompletionPending,
+        }
+    }
+}
 
 /// `DAT_EP_PARAM` as the core sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EpParam {
     pub ia: Handle,
+    /// `DAT_EP_STATE`.
     pub state: u32,
     /// `struct sockaddr *` of the IA.
     pub local_addr: usize,
@@ -128,7 +166,8 @@ struct Exposed {
 pub struct Ep {
     pub handle: Handle,
     pub ia: Arc<Ia>,
-    state: AtomicU32,
+    /// An [`EpState`] as `u8`.
+    state: AtomicU8,
     inner: Mutex<Inner>,
     req_out: AtomicI32,
     recv_out: AtomicI32,
@@ -158,18 +197,17 @@ impl handle::Kind for Ep {
 }
 
 /// `DAT_INVALID_STATE` naming the endpoint's current state.
-pub fn state_error(state: u32) -> DatError {
+pub fn state_error(state: EpState) -> DatError {
     DatError::state(match state {
-        UNCONNECTED => Sub::EpUnconnected,
-        RESERVED => Sub::EpReserved,
-        PASSIVE_CONNECTION_PENDING => Sub::EpPassConnPending,
-        ACTIVE_CONNECTION_PENDING => Sub::EpActConnPending,
-        TENTATIVE_CONNECTION_PENDING => Sub::EpTentConnPending,
-        CONNECTED => Sub::EpConnected,
-        DISCONNECT_PENDING => Sub::EpDiscPending,
-        DISCONNECTED => Sub::EpDisconnected,
-        COMPLETION_PENDING => Sub::EpComplPending,
-        _ => Sub::None,
+        EpState::Unconnected => Sub::EpUnconnected,
+        EpState::Reserved => Sub::EpReserved,
+        EpState::PassiveConnectionPending => Sub::EpPassConnPending,
+        EpState::ActiveConnectionPending => Sub::EpActConnPending,
+        EpState::TentativeConnectionPending => Sub::EpTentConnPending,
+        EpState::Connected => Sub::EpConnected,
+        EpState::DisconnectPending => Sub::EpDiscPending,
+        EpState::Disconnected => Sub::EpDisconnected,
+        EpState::CompletionPending => Sub::EpComplPending,
     })
 }
 
@@ -283,7 +321,7 @@ impl Ep {
         Arc::new_cyclic(|me| Ep {
             handle,
             ia: ia.clone(),
-            state: AtomicU32::new(UNCONNECTED),
+            state: AtomicU8::new(EpState::Unconnected as u8),
             req_out: AtomicI32::new(0),
             recv_out: AtomicI32::new(0),
             req_max: AtomicI32::new(attr.max_request_dtos),
@@ -337,7 +375,7 @@ impl Ep {
             None,
         );
         ep.state
-            .store(TENTATIVE_CONNECTION_PENDING, Ordering::Release);
+            .store(EpState::TentativeConnectionPending as u8, Ordering::Release);
         lock_anyway(&ep.inner).provider_created = true;
         st.insert(ep.handle, Object::Ep(ep.clone()));
         res.publish(ep.clone());
@@ -403,12 +441,12 @@ impl Ep {
     }
 
     /// The current state.
-    pub fn state(&self) -> u32 {
-        self.state.load(Ordering::Acquire)
+    pub fn state(&self) -> EpState {
+        EpState::from_stored(self.state.load(Ordering::Acquire))
     }
 
-    fn set_state(&self, s: u32) {
-        self.state.store(s, Ordering::Release);
+    fn set_state(&self, s: EpState) {
+        self.state.store(s as u8, Ordering::Release);
     }
 
     /// `dat_ep_query`.
@@ -425,7 +463,7 @@ impl Ep {
         };
         Ok(EpParam {
             ia: self.ia.handle,
-            state: self.state(),
+            state: self.state().to_dat(),
             local_addr: &*self.ia.sockaddr as *const SockAddrStorage as usize,
             local_port: i.local_port,
             remote_addr,
@@ -444,7 +482,7 @@ impl Ep {
     pub fn connected_peer(&self) -> Result<(SocketAddr, u64)> {
         let i = self.inner()?;
         let s = self.state();
-        if s != CONNECTED {
+        if s != EpState::Connected {
             return Err(state_error(s));
         }
         i.remote
@@ -452,7 +490,8 @@ impl Ep {
             .ok_or(DatError::of(Type::InvalidState))
     }
 
-    /// `dat_ep_get_status`: state, receive idle, request idle.
+    /// `dat_ep_get_status`: state (`DAT_EP_STATE`), receive idle, request
+    /// idle.
     pub fn status(&self) -> Result<(u32, bool, bool)> {
         let i = self.inner()?;
         let recv_idle = if i.srq.is_some() {
@@ -462,7 +501,7 @@ impl Ep {
             self.recv_out.load(Ordering::Acquire) <= 0
         };
         Ok((
-            self.state(),
+            self.state().to_dat(),
             recv_idle,
             self.req_out.load(Ordering::Acquire) <= 0,
         ))
@@ -575,7 +614,9 @@ impl Ep {
             let state = self.state();
             if matches!(
                 state,
-                RESERVED | PASSIVE_CONNECTION_PENDING | TENTATIVE_CONNECTION_PENDING
+                EpState::Reserved
+                    | EpState::PassiveConnectionPending
+                    | EpState::TentativeConnectionPending
             ) {
                 return Err(state_error(state));
             }
@@ -585,7 +626,10 @@ impl Ep {
             i.freed = true;
             let connected = matches!(
                 state,
-                ACTIVE_CONNECTION_PENDING | COMPLETION_PENDING | CONNECTED | DISCONNECT_PENDING
+                EpState::ActiveConnectionPending
+                    | EpState::CompletionPending
+                    | EpState::Connected
+                    | EpState::DisconnectPending
             );
             let qp = self.detach_qp(&mut i);
             i.pz = None;
