@@ -11,7 +11,7 @@ use crate::object::Evd;
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
 
 use super::dto::{COMPLETION_EVD_THRESHOLD, COMPLETION_SUPPRESS, COMPLETION_UNSIGNALLED};
-use super::{state_error, Ep, EpParam, EpState};
+use super::{state_error, Ep, EpParam, EpState, WorkQueue};
 
 /// `DAT_SERVICE_TYPE_RC`.
 pub const SERVICE_TYPE_RC: u32 = 0;
@@ -181,12 +181,12 @@ impl Ep {
                     return bad;
                 }
             }
-            if !r.sharing_ok(recv_flags, true) {
+            if !r.sharing_ok(recv_flags, WorkQueue::Receive) {
                 return bad;
             }
         }
         if let Some(q) = req {
-            if !q.sharing_ok(req_flags, false) {
+            if !q.sharing_ok(req_flags, WorkQueue::Request) {
                 return bad;
             }
         }

@@ -41,6 +41,14 @@ pub struct RemoteSegment {
 /// The most segments one post may carry (the device's limit).
 pub const MAX_IOV: usize = 8;
 
+/// One of an EP's two work queues: requests (sends, RDMA, binds) or
+/// receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkQueue {
+    Request,
+    Receive,
+}
+
 /// What a posted request was, remembered until its completion.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct PostInfo {
@@ -128,8 +136,11 @@ pub(crate) fn sgl(iov: &[Segment], buf: &mut [Sge; MAX_IOV]) -> Result<(usize, u
 
 impl Ep {
     /// Releases a DTO slot (an event carrying it was dequeued).
-    pub(crate) fn release(&self, recv: bool) {
-        let c = if recv { &self.recv_out } else { &self.req_out };
+    pub(crate) fn release(&self, queue: WorkQueue) {
+        let c = match queue {
+            WorkQueue::Receive => &self.recv_out,
+            WorkQueue::Request => &self.req_out,
+        };
         let _ = c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
             Some((v - 1).max(0))
         });
@@ -138,11 +149,11 @@ impl Ep {
     /// Turns a transport completion of this EP into its DAT event, or
     /// `None` when it is not reported (a successful SUPPRESS post). The
     /// bool says whether it is a notification event.
-    pub(crate) fn translate(&self, wc: &Wc, recv_stream: bool) -> Option<(Event, bool)> {
+    pub(crate) fn translate(&self, wc: &Wc, stream: WorkQueue) -> Option<(Event, bool)> {
         let ok = wc.status == WcStatus::Success;
         let status = dto_status(wc.status);
         if wc.op == WcOp::Recv {
-            if !recv_stream {
+            if stream != WorkQueue::Receive {
                 return None;
             }
             let srq = self.srq_handle;
@@ -177,7 +188,7 @@ impl Ep {
                 notify,
             ));
         }
-        if recv_stream {
+        if stream == WorkQueue::Receive {
             return None;
         }
         let info = lock_anyway(&self.req_posts)
@@ -192,7 +203,7 @@ impl Ep {
             }
         }
         if ok && info.flags & COMPLETION_SUPPRESS != 0 {
-            self.release(false);
+            self.release(WorkQueue::Request);
             return None;
         }
         let notify = !ok || info.flags & COMPLETION_UNSIGNALLED == 0;
@@ -226,13 +237,12 @@ impl Ep {
     }
 
     /// A post on a DISCONNECTED EP: accepted and flushed at once (§3.3 rule 2).
-    fn flush_now(&self, recv: bool, cookie: u64, rmr: Option<Handle>) -> Result<()> {
+    fn flush_now(&self, queue: WorkQueue, cookie: u64, rmr: Option<Handle>) -> Result<()> {
         let evd = {
             let i = lock_anyway(&self.inner);
-            if recv {
-                i.recv_evd.clone()
-            } else {
-                i.req_evd.clone()
+            match queue {
+                WorkQueue::Receive => i.recv_evd.clone(),
+                WorkQueue::Request => i.req_evd.clone(),
             }
         };
         if let Some(evd) = evd {
@@ -260,11 +270,10 @@ impl Ep {
         Ok(())
     }
 
-    fn take_slot(&self, recv: bool) -> Result<()> {
-        let (c, max) = if recv {
-            (&self.recv_out, &self.recv_max)
-        } else {
-            (&self.req_out, &self.req_max)
+    fn take_slot(&self, queue: WorkQueue) -> Result<()> {
+        let (c, max) = match queue {
+            WorkQueue::Receive => (&self.recv_out, &self.recv_max),
+            WorkQueue::Request => (&self.req_out, &self.req_max),
         };
         let max = max.load(Ordering::Acquire);
         c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
@@ -280,14 +289,14 @@ impl Ep {
     /// (§3.6), and the consumer, who gets no event for it, may never poll
     /// that EVD. (Slots of reported completions stay taken until dequeued.)
     fn take_request_slot(&self) -> Result<()> {
-        if self.take_slot(false).is_ok() {
+        if self.take_slot(WorkQueue::Request).is_ok() {
             return Ok(());
         }
         let evd = lock_anyway(&self.inner).req_evd.clone();
         if let Some(evd) = evd {
             evd.fill();
         }
-        self.take_slot(false)
+        self.take_slot(WorkQueue::Request)
     }
 
     /// `dat_ep_post_send` / `_rdma_write` / `_rdma_read`.
@@ -370,7 +379,7 @@ impl Ep {
                 Access::LOCAL_READ
             };
             self.check_segments(&buf[..n], need, pz)?;
-            return self.flush_now(false, cookie, None);
+            return self.flush_now(WorkQueue::Request, cookie, None);
         }
         let Some(qp) = qp else {
             return Err(state_error(state));
@@ -432,8 +441,8 @@ impl Ep {
                 Ok(())
             }
             Err(e) => {
-                self.release(false);
-                self.refused(e, false, cookie, rmr)
+                self.release(WorkQueue::Request);
+                self.refused(e, WorkQueue::Request, cookie, rmr)
             }
         }
     }
@@ -445,7 +454,13 @@ impl Ep {
     /// the connection broke) has not reached the EP yet; or an accept is
     /// completing (COMPLETION_PENDING). Such a post is accepted and
     /// flushed, as on a DISCONNECTED EP (§3.3 rule 2).
-    fn refused(&self, e: PostError, recv: bool, cookie: u64, rmr: Option<Handle>) -> Result<()> {
+    fn refused(
+        &self,
+        e: PostError,
+        queue: WorkQueue,
+        cookie: u64,
+        rmr: Option<Handle>,
+    ) -> Result<()> {
         if e == PostError::State {
             if lock_anyway(&self.inner).freed {
                 return Err(DatError::handle(Sub::HandleEp));
@@ -458,7 +473,7 @@ impl Ep {
                     | EpState::Disconnected
                     | EpState::CompletionPending
             ) {
-                return self.flush_now(recv, cookie, rmr);
+                return self.flush_now(queue, cookie, rmr);
             }
         }
         Err(post_error(e, 2))
@@ -498,10 +513,10 @@ impl Ep {
                 for wc in &wcs[..n] {
                     if wc.op == WcOp::Recv {
                         lock_anyway(&self.recv_posts).pop_front();
-                        self.release(true);
+                        self.release(WorkQueue::Receive);
                     } else {
                         lock_anyway(&self.req_posts).pop_front();
-                        self.release(false);
+                        self.release(WorkQueue::Request);
                     }
                 }
                 if n < wcs.len() {
@@ -549,9 +564,9 @@ impl Ep {
             // DISCONNECTED: checked here (the transport does it otherwise),
             // then accepted and flushed.
             self.check_segments(&buf[..n], Access::LOCAL_WRITE, pz)?;
-            return self.flush_now(true, cookie, None);
+            return self.flush_now(WorkQueue::Receive, cookie, None);
         };
-        self.take_slot(true)?;
+        self.take_slot(WorkQueue::Receive)?;
         // As in `submit`: remembered in the queue pair's order.
         let order = lock_anyway(&self.recv_order);
         lock_anyway(&self.recv_posts).push_back(flags);
@@ -566,8 +581,8 @@ impl Ep {
         match posted {
             Ok(()) => Ok(()),
             Err(e) => {
-                self.release(true);
-                self.refused(e, true, cookie, None)
+                self.release(WorkQueue::Receive);
+                self.refused(e, WorkQueue::Receive, cookie, None)
             }
         }
     }
@@ -598,7 +613,7 @@ impl Ep {
             return Err(DatError::of(Type::ProtectionViolation));
         }
         if state == EpState::Disconnected {
-            self.flush_now(false, cookie, Some(rmr.handle))?;
+            self.flush_now(WorkQueue::Request, cookie, Some(rmr.handle))?;
             return Ok(0);
         }
         let Some(qp) = qp else {

@@ -45,6 +45,7 @@ pub use attr::EpAttr;
 use cm::EpCm;
 pub(crate) use dto::sgl;
 use dto::PostInfo;
+pub(crate) use dto::WorkQueue;
 pub use dto::{
     key_fault, RemoteSegment, Request, Segment, COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED,
     MAX_IOV,
@@ -416,19 +417,27 @@ impl Ep {
         self.recv_flags
             .store(i.attr.recv_completion_flags, Ordering::Release);
         if let Some(e) = &i.recv_evd {
-            e.set_stream_flags(self.handle, true, i.attr.recv_completion_flags);
+            e.set_stream_flags(
+                self.handle,
+                WorkQueue::Receive,
+                i.attr.recv_completion_flags,
+            );
         }
         if let Some(e) = &i.req_evd {
-            e.set_stream_flags(self.handle, false, i.attr.request_completion_flags);
+            e.set_stream_flags(
+                self.handle,
+                WorkQueue::Request,
+                i.attr.request_completion_flags,
+            );
         }
     }
 
     fn clear_stream_flags(&self, i: &Inner) {
         if let Some(e) = &i.recv_evd {
-            e.clear_stream_flags(self.handle, true);
+            e.clear_stream_flags(self.handle, WorkQueue::Receive);
         }
         if let Some(e) = &i.req_evd {
-            e.clear_stream_flags(self.handle, false);
+            e.clear_stream_flags(self.handle, WorkQueue::Request);
         }
     }
 
@@ -579,10 +588,10 @@ impl Ep {
             u32::try_from(i.attr.max_recv_dtos.max(1)).unwrap_or(1)
         };
         if let Some(e) = &i.req_evd {
-            e.attach(num, &me, false, req_depth);
+            e.attach(num, &me, WorkQueue::Request, req_depth);
         }
         if let Some(e) = &i.recv_evd {
-            e.attach(num, &me, true, recv_depth);
+            e.attach(num, &me, WorkQueue::Receive, recv_depth);
         }
     }
 
