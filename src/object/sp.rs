@@ -16,17 +16,13 @@ use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::object::ep::{self, Ep};
+use crate::object::ep::{self, Ep, NON_PEER_MARK};
 use crate::object::event::{self, Event, EventData};
 use crate::object::ia::{self, Ia};
 use crate::object::{lock_anyway, Evd, Object, EVD_CR_FLAG};
 use crate::transport::verbs::Device;
 use crate::transport::verbs::{CmEvent, CmHandler, DeviceError, Listener, QpNum};
 use crate::transport::{self, SockAddrStorage};
-
-/// The private data of a refusal that is not the consumer's: the active
-/// side reports `NON_PEER_REJECTED` for it (docs/endpoints.md).
-pub const NON_PEER_MARK: &[u8] = b"\0DAT-NPR";
 
 /// `DAT_PSP_PROVIDER_FLAG`.
 pub const PSP_PROVIDER: u32 = 1;

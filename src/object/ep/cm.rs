@@ -15,6 +15,10 @@ use crate::transport::{self, SockAddrStorage};
 use super::attr::{QOS_BEST_EFFORT, QOS_DEFINED};
 use super::{device_error, state_error, Ep, EpState, Exposed};
 
+/// The private data of a refusal that is not the consumer's: the active
+/// side reports `NON_PEER_REJECTED` for it (docs/endpoints.md).
+pub const NON_PEER_MARK: &[u8] = b"\0DAT-NPR";
+
 /// `DAT_CLOSE_GRACEFUL_FLAG`.
 pub const CLOSE_GRACEFUL: u32 = 1;
 /// `DAT_CONNECT_MULTIPATH_FLAG`.
@@ -326,7 +330,7 @@ impl Ep {
                     (EpState::Connected, event::CONNECTION_ESTABLISHED, 0)
                 }
                 CmEvent::Rejected { private_data } if active => {
-                    let number = if private_data == crate::object::sp::NON_PEER_MARK {
+                    let number = if private_data == NON_PEER_MARK {
                         event::CONNECTION_NON_PEER_REJECTED
                     } else {
                         event::CONNECTION_PEER_REJECTED

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle};
 use crate::object::event::{self, Credit, Event, EventData};
+use crate::object::segment::{key_fault, sgl, RemoteSegment, Segment, MAX_IOV};
 use crate::object::{lock_anyway, Rmr};
 use crate::transport::verbs::{
     Access, BindWr, PostError, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
@@ -21,25 +22,6 @@ pub const COMPLETION_UNSIGNALLED: u32 = 0x04;
 pub const COMPLETION_BARRIER_FENCE: u32 = 0x08;
 pub const COMPLETION_EVD_THRESHOLD: u32 = 0x10;
 const POST_FLAGS: u32 = 0x0f;
-
-/// One local segment (`DAT_LMR_TRIPLET`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Segment {
-    pub lmr_context: u32,
-    pub addr: u64,
-    pub len: u64,
-}
-
-/// A remote buffer (`DAT_RMR_TRIPLET`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct RemoteSegment {
-    pub rmr_context: u32,
-    pub addr: u64,
-    pub len: u64,
-}
-
-/// The most segments one post may carry (the device's limit).
-pub const MAX_IOV: usize = 8;
 
 /// One of an EP's two work queues: requests (sends, RDMA, binds) or
 /// receives.
@@ -98,40 +80,6 @@ fn post_error(e: PostError, argn: u32) -> DatError {
         PostError::Unsupported => DatError::of(Type::ModelNotSupported),
         PostError::State => DatError::of(Type::InvalidState),
     }
-}
-
-/// §3.7 step 6: unknown context or missing right → privileges; another PZ
-/// → protection; outside the LMR → invalid parameter.
-pub fn key_fault(f: crate::keys::KeyFault, argn: u32) -> DatError {
-    use crate::keys::KeyFault;
-    match f {
-        KeyFault::Key | KeyFault::Rights => DatError::of(Type::PrivilegesViolation),
-        KeyFault::Domain => DatError::of(Type::ProtectionViolation),
-        KeyFault::Bounds => DatError::arg(argn),
-    }
-}
-
-/// The scatter/gather list of an IOV, on the stack: zero-length segments
-/// are left out (their other fields are ignored, §3.6).
-pub(crate) fn sgl(iov: &[Segment], buf: &mut [Sge; MAX_IOV]) -> Result<(usize, u64)> {
-    let mut n = 0;
-    let mut total: u64 = 0;
-    for s in iov {
-        if s.len == 0 {
-            continue;
-        }
-        let slot = buf.get_mut(n).ok_or(DatError::of(Type::InvalidParameter))?;
-        *slot = Sge {
-            addr: s.addr,
-            len: s.len,
-            lkey: s.lmr_context,
-        };
-        n += 1;
-        total = total
-            .checked_add(s.len)
-            .ok_or(DatError::of(Type::InvalidParameter))?;
-    }
-    Ok((n, total))
 }
 
 impl Ep {

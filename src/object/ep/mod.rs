@@ -40,16 +40,15 @@ mod attr;
 mod cm;
 mod dto;
 
+/// The segment types a post takes.
+pub use crate::object::segment::{RemoteSegment, Segment, MAX_IOV};
 use attr::field;
 pub use attr::EpAttr;
 use cm::EpCm;
-pub(crate) use dto::sgl;
+pub(crate) use cm::NON_PEER_MARK;
 use dto::PostInfo;
 pub(crate) use dto::WorkQueue;
-pub use dto::{
-    key_fault, RemoteSegment, Request, Segment, COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED,
-    MAX_IOV,
-};
+pub use dto::{Request, COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
 
 /// The DAT state of an endpoint (semantics-ep.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
