@@ -1,14 +1,9 @@
 //! Service points (PSP, RSP) and connection requests (CR): the passive
 //! side of connection setup (semantics-ep.md §2.2–2.6, §2.11).
 //!
-//! A service point owns a transport listener on the port of its
-//! qualifier. The listener's handler runs on whichever thread drives the
-//! engine: it makes a CR object and posts `DAT_CONNECTION_REQUEST_EVENT`
-//! to the service point's EVD. A request that cannot be taken (an RSP
-//! already used, a full CR EVD, a freed service point) is refused with
-//! [`NON_PEER_MARK`] as the reject's private data, which the active side
-//! reports as `NON_PEER_REJECTED` (a consumer's `dat_cr_reject` sends no
-//! private data: `PEER_REJECTED`).
+//! A service point owns a transport listener; a request becomes a CR and a
+//! `DAT_CONNECTION_REQUEST_EVENT`, or, when it cannot be taken, a refusal
+//! carrying [`NON_PEER_MARK`] (docs/endpoints.md).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,5 +1,9 @@
 //! Posting sends, receives, RDMA and binds, and turning their completions
 //! into DAT events.
+//!
+//! Invariant: each post's flags (and a bind's RMR) are remembered in the
+//! order its queue pair completes them (`req_posts`, `recv_posts`); posters
+//! take turns per queue (`req_order`, `recv_order`) to keep that order.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

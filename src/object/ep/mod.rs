@@ -1,25 +1,11 @@
 //! Endpoint: the DAT state machine (semantics-ep.md §1) over a transport
-//! queue pair.
+//! queue pair, built on first need (docs/endpoints.md).
 //!
-//! **State.** The DAT state is an atomic (posting reads it without a lock);
-//! every transition is made under the endpoint's own mutex (`inner`), which
-//! also holds the PZ, the EVDs, the attributes and the queue pair. No
-//! transport call is made with that mutex held: a transport may report a
-//! connection event on the calling thread (a refused connect does).
-//!
-//! **Completions.** Request and receive completions stay in the transport
-//! CQ of the EVD until the consumer dequeues or waits; the EVD then asks
-//! the endpoint to translate each one ([`Ep::translate`]). Per-post
-//! completion flags and RMR handles are remembered in posting order
-//! (`req_posts`, `recv_posts`): a queue pair completes its send queue in
-//! order, and its own receive queue in order. Threads posting on the same
-//! endpoint take turns per direction (`req_order`, `recv_order`) from
-//! remembering a post until the queue pair has it, so that the remembered
-//! order is the queue pair's.
-//!
-//! **Slots.** A DTO holds one of the endpoint's `max_*_dtos` slots from its
-//! post until its completion is dequeued (§3.6); the completion event
-//! carries a [`Credit`] that the EVD releases.
+//! Invariants: the state is an atomic read without a lock and changed only
+//! under the EP's own mutex (`inner`); no transport call is made with that
+//! mutex held (a transport may report a connection event on the calling
+//! thread). Posts are remembered in the queue pair's order, and a DTO holds
+//! one `max_*_dtos` slot until its completion is dequeued.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
