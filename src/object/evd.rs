@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
+use crate::object::ep::WorkQueue;
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, Ia, IaState};
@@ -52,8 +53,8 @@ struct Queue {
     dead: bool,
     /// The async EVD overflowed: catastrophic, wait/dequeue fail.
     broken: bool,
-    /// Completion flags of the EP streams feeding the EVD, by (EP, recv).
-    stream_flags: HashMap<(Handle, bool), u32>,
+    /// Completion flags of the EP streams feeding the EVD, by (EP, queue).
+    stream_flags: HashMap<(Handle, WorkQueue), u32>,
     /// Queue pairs whose completions land in the CQ: their EP and which
     /// directions this EVD receives (looked up for every completion).
     streams: HashMap<QpNum, Stream, BuildHasherDefault<QpHasher>>,
@@ -97,9 +98,10 @@ struct Stream {
 }
 
 /// A stream that only allows waits with threshold 1 (§3.5).
-fn threshold_one(recv: bool, flags: u32) -> bool {
+fn threshold_one(queue: WorkQueue, flags: u32) -> bool {
     flags & crate::object::ep::COMPLETION_UNSIGNALLED != 0
-        || (recv && flags & crate::object::ep::COMPLETION_SOLICITED_WAIT != 0)
+        || (queue == WorkQueue::Receive
+            && flags & crate::object::ep::COMPLETION_SOLICITED_WAIT != 0)
 }
 
 /// What `dat_evd_wait` returned.
@@ -425,7 +427,7 @@ impl Evd {
             if threshold > 1
                 && q.stream_flags
                     .iter()
-                    .any(|(&(_, recv), &f)| threshold_one(recv, f))
+                    .any(|(&(_, queue), &f)| threshold_one(queue, f))
             {
                 return Err(DatError::state(Sub::EvdConfigThreshold));
             }
@@ -584,11 +586,19 @@ impl Evd {
                 let Some(s) = q.streams.get(&wc.qp) else {
                     continue;
                 };
-                let recv = wc.op == WcOp::Recv;
-                if (recv && !s.recv) || (!recv && !s.request) {
+                let queue = if wc.op == WcOp::Recv {
+                    WorkQueue::Receive
+                } else {
+                    WorkQueue::Request
+                };
+                let attached = match queue {
+                    WorkQueue::Receive => s.recv,
+                    WorkQueue::Request => s.request,
+                };
+                if !attached {
                     continue;
                 }
-                if let Some((mut ev, notify)) = s.ep.translate(wc, recv) {
+                if let Some((mut ev, notify)) = s.ep.translate(wc, queue) {
                     ev.evd = self.handle;
                     if q.events.len() < q.qlen {
                         q.events.push_back(ev);
@@ -652,7 +662,7 @@ impl Evd {
     }
 
     /// A queue pair of `ep` feeds the CQ (one direction per call).
-    pub(crate) fn attach(&self, qp: QpNum, ep: &Arc<Ep>, recv: bool, depth: u32) {
+    pub(crate) fn attach(&self, qp: QpNum, ep: &Arc<Ep>, queue: WorkQueue, depth: u32) {
         let total = {
             let mut q = lock_anyway(&self.q);
             let s = q.streams.entry(qp).or_insert_with(|| Stream {
@@ -662,12 +672,15 @@ impl Evd {
                 recv_depth: 0,
                 request_depth: 0,
             });
-            if recv {
-                s.recv = true;
-                s.recv_depth = depth;
-            } else {
-                s.request = true;
-                s.request_depth = depth;
+            match queue {
+                WorkQueue::Receive => {
+                    s.recv = true;
+                    s.recv_depth = depth;
+                }
+                WorkQueue::Request => {
+                    s.request = true;
+                    s.request_depth = depth;
+                }
             }
             let extra: u64 = q
                 .streams
@@ -698,23 +711,23 @@ impl Evd {
     }
 
     /// Records the completion flags of an EP stream feeding this EVD.
-    pub(crate) fn set_stream_flags(&self, ep: Handle, recv: bool, flags: u32) {
-        lock_anyway(&self.q).stream_flags.insert((ep, recv), flags);
+    pub(crate) fn set_stream_flags(&self, ep: Handle, queue: WorkQueue, flags: u32) {
+        lock_anyway(&self.q).stream_flags.insert((ep, queue), flags);
     }
 
     /// Forgets an EP stream.
-    pub(crate) fn clear_stream_flags(&self, ep: Handle, recv: bool) {
-        lock_anyway(&self.q).stream_flags.remove(&(ep, recv));
+    pub(crate) fn clear_stream_flags(&self, ep: Handle, queue: WorkQueue) {
+        lock_anyway(&self.q).stream_flags.remove(&(ep, queue));
     }
 
     /// Whether a new stream with `flags` may join (only violations that
     /// involve an UNSIGNALLED receive stream are refused, §3.5).
-    pub(crate) fn sharing_ok(&self, flags: u32, recv: bool) -> bool {
+    pub(crate) fn sharing_ok(&self, flags: u32, queue: WorkQueue) -> bool {
         let unsig = |f: u32| f & crate::object::ep::COMPLETION_UNSIGNALLED != 0;
         let q = lock_anyway(&self.q);
-        q.stream_flags.iter().all(|(&(_, r), &f)| {
-            let joins_unsignalled_recv = recv && unsig(flags) && !unsig(f);
-            let meets_unsignalled_recv = r && unsig(f) && !unsig(flags);
+        q.stream_flags.iter().all(|(&(_, other), &f)| {
+            let joins_unsignalled_recv = queue == WorkQueue::Receive && unsig(flags) && !unsig(f);
+            let meets_unsignalled_recv = other == WorkQueue::Receive && unsig(f) && !unsig(flags);
             !joins_unsignalled_recv && !meets_unsignalled_recv
         })
     }
@@ -898,10 +911,10 @@ impl Evd {
 
 /// Gives back the DTO slot a dequeued event held.
 fn release(ev: &Event) {
-    let (h, recv) = match ev.credit {
+    let (h, queue) = match ev.credit {
         Credit::None => return,
-        Credit::Request(h) => (h, false),
-        Credit::Recv(h) => (h, true),
+        Credit::Request(h) => (h, WorkQueue::Request),
+        Credit::Recv(h) => (h, WorkQueue::Receive),
         Credit::Srq(h) => {
             if let Some(s) = handle::get::<crate::object::srq::Srq>(h.addr()) {
                 s.release();
@@ -910,7 +923,7 @@ fn release(ev: &Event) {
         }
     };
     if let Some(ep) = handle::get::<Ep>(h.addr()) {
-        ep.release(recv);
+        ep.release(queue);
     }
 }
 

@@ -32,6 +32,7 @@ pub mod ia;
 pub mod lmr;
 pub mod pz;
 pub mod rmr;
+pub mod segment;
 pub mod sp;
 pub mod srq;
 #[cfg(test)]

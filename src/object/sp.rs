@@ -1,14 +1,9 @@
 //! Service points (PSP, RSP) and connection requests (CR): the passive
 //! side of connection setup (semantics-ep.md §2.2–2.6, §2.11).
 //!
-//! A service point owns a transport listener on the port of its
-//! qualifier. The listener's handler runs on whichever thread drives the
-//! engine: it makes a CR object and posts `DAT_CONNECTION_REQUEST_EVENT`
-//! to the service point's EVD. A request that cannot be taken (an RSP
-//! already used, a full CR EVD, a freed service point) is refused with
-//! [`NON_PEER_MARK`] as the reject's private data, which the active side
-//! reports as `NON_PEER_REJECTED` (a consumer's `dat_cr_reject` sends no
-//! private data: `PEER_REJECTED`).
+//! A service point owns a transport listener; a request becomes a CR and a
+//! `DAT_CONNECTION_REQUEST_EVENT`, or, when it cannot be taken, a refusal
+//! carrying [`NON_PEER_MARK`] (docs/endpoints.md).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,17 +11,13 @@ use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::object::ep::{self, Ep};
+use crate::object::ep::{self, Ep, NON_PEER_MARK};
 use crate::object::event::{self, Event, EventData};
 use crate::object::ia::{self, Ia};
 use crate::object::{lock_anyway, Evd, Object, EVD_CR_FLAG};
 use crate::transport::verbs::Device;
 use crate::transport::verbs::{CmEvent, CmHandler, DeviceError, Listener, QpNum};
 use crate::transport::{self, SockAddrStorage};
-
-/// The private data of a refusal that is not the consumer's: the active
-/// side reports `NON_PEER_REJECTED` for it (docs/endpoints.md).
-pub const NON_PEER_MARK: &[u8] = b"\0DAT-NPR";
 
 /// `DAT_PSP_PROVIDER_FLAG`.
 pub const PSP_PROVIDER: u32 = 1;

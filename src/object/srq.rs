@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::object::ep::{key_fault, sgl, Segment, MAX_IOV};
 use crate::object::ia::{self, Ia};
+use crate::object::segment::{key_fault, sgl, Segment, MAX_IOV};
 use crate::object::{lock, Object, Pz};
 use crate::transport::verbs::Device;
 use crate::transport::verbs::{PostError, RecvWr, Sge, SharedReceiveQueue};

@@ -1,0 +1,590 @@
+//! Posting sends, receives, RDMA and binds, and turning their completions
+//! into DAT events.
+//!
+//! Invariant: each post's flags (and a bind's RMR) are remembered in the
+//! order its queue pair completes them (`req_posts`, `recv_posts`); posters
+//! take turns per queue (`req_order`, `recv_order`) to keep that order.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::error::{DatError, Result, Sub, Type};
+use crate::handle::{self, Handle};
+use crate::object::event::{self, Credit, Event, EventData};
+use crate::object::segment::{key_fault, sgl, RemoteSegment, Segment, MAX_IOV};
+use crate::object::{lock_anyway, Rmr};
+use crate::transport::verbs::{
+    Access, BindWr, PostError, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
+};
+
+use super::{state_error, Ep, EpAttr, EpState};
+
+/// `DAT_COMPLETION_*_FLAG`.
+pub const COMPLETION_SUPPRESS: u32 = 0x01;
+pub const COMPLETION_SOLICITED_WAIT: u32 = 0x02;
+pub const COMPLETION_UNSIGNALLED: u32 = 0x04;
+pub const COMPLETION_BARRIER_FENCE: u32 = 0x08;
+pub const COMPLETION_EVD_THRESHOLD: u32 = 0x10;
+const POST_FLAGS: u32 = 0x0f;
+
+/// One of an EP's two work queues: requests (sends, RDMA, binds) or
+/// receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkQueue {
+    Request,
+    Receive,
+}
+
+/// What a posted request was, remembered until its completion.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PostInfo {
+    flags: u32,
+    /// A bind: the RMR, whose binding becomes valid on success.
+    rmr: Option<Handle>,
+}
+
+/// The EP configuration a post reads.
+struct PostView {
+    qp: Option<Arc<dyn QueuePair>>,
+    attr: EpAttr,
+    pz: Option<u64>,
+}
+
+/// The request kind of a post.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    Send,
+    Write(RemoteSegment),
+    Read(RemoteSegment),
+}
+
+/// `DAT_DTO_COMPLETION_STATUS` of a transport status (§3.2).
+pub fn dto_status(s: WcStatus) -> u32 {
+    match s {
+        WcStatus::Success => 0,
+        WcStatus::Flushed => 1,
+        WcStatus::LocalLength => 2,
+        WcStatus::LocalOperation => 3,
+        WcStatus::LocalProtection => 4,
+        WcStatus::RemoteInvalidRequest => 5,
+        WcStatus::RemoteAccess => 6,
+        WcStatus::RemoteOperation => 7,
+        WcStatus::TransportRetry | WcStatus::Fatal => 8,
+        WcStatus::ReceiverNotReady => 9,
+        WcStatus::BindFailure => 11,
+    }
+}
+
+/// The post error of a transport refusal.
+fn post_error(e: PostError, argn: u32) -> DatError {
+    match e {
+        PostError::QueueFull => DatError::resources(Sub::None),
+        PostError::TooManySge | PostError::Length => DatError::arg(argn),
+        PostError::Protection(f) => key_fault(f, argn),
+        PostError::Unsupported => DatError::of(Type::ModelNotSupported),
+        PostError::State => DatError::of(Type::InvalidState),
+    }
+}
+
+impl Ep {
+    /// Releases a DTO slot (an event carrying it was dequeued).
+    pub(crate) fn release(&self, queue: WorkQueue) {
+        let c = match queue {
+            WorkQueue::Receive => &self.recv_out,
+            WorkQueue::Request => &self.req_out,
+        };
+        let _ = c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+            Some((v - 1).max(0))
+        });
+    }
+
+    /// Turns a transport completion of this EP into its DAT event, or
+    /// `None` when it is not reported (a successful SUPPRESS post). The
+    /// bool says whether it is a notification event.
+    pub(crate) fn translate(&self, wc: &Wc, stream: WorkQueue) -> Option<(Event, bool)> {
+        let ok = wc.status == WcStatus::Success;
+        let status = dto_status(wc.status);
+        if wc.op == WcOp::Recv {
+            if stream != WorkQueue::Receive {
+                return None;
+            }
+            let srq = self.srq_handle;
+            let post_flags = if srq.is_some() {
+                0
+            } else {
+                lock_anyway(&self.recv_posts).pop_front().unwrap_or(0)
+            };
+            let ep_flags = self.recv_flags.load(Ordering::Acquire);
+            let notify = !ok
+                || if ep_flags & COMPLETION_SOLICITED_WAIT != 0 {
+                    wc.solicited
+                } else {
+                    post_flags & COMPLETION_UNSIGNALLED == 0
+                };
+            let credit = match srq {
+                Some(s) => Credit::Srq(s),
+                None => Credit::Recv(self.handle),
+            };
+            return Some((
+                Event {
+                    number: event::DTO_COMPLETION,
+                    evd: Handle::NULL,
+                    data: EventData::Dto {
+                        ep: self.handle,
+                        cookie: wc.wr_id,
+                        status,
+                        length: if ok { wc.byte_len } else { 0 },
+                    },
+                    credit,
+                },
+                notify,
+            ));
+        }
+        if stream == WorkQueue::Receive {
+            return None;
+        }
+        let info = lock_anyway(&self.req_posts)
+            .pop_front()
+            .unwrap_or(PostInfo {
+                flags: 0,
+                rmr: None,
+            });
+        if let Some(rmr) = info.rmr {
+            if let Some(r) = handle::get::<Rmr>(rmr.addr()) {
+                r.bind_completed(ok);
+            }
+        }
+        if ok && info.flags & COMPLETION_SUPPRESS != 0 {
+            self.release(WorkQueue::Request);
+            return None;
+        }
+        let notify = !ok || info.flags & COMPLETION_UNSIGNALLED == 0;
+        let data = match info.rmr {
+            Some(rmr) => EventData::RmrBind {
+                rmr,
+                cookie: wc.wr_id,
+                status: u32::from(!ok),
+            },
+            None => EventData::Dto {
+                ep: self.handle,
+                cookie: wc.wr_id,
+                status,
+                length: if ok { wc.byte_len } else { 0 },
+            },
+        };
+        let number = if info.rmr.is_some() {
+            event::RMR_BIND_COMPLETION
+        } else {
+            event::DTO_COMPLETION
+        };
+        Some((
+            Event {
+                number,
+                evd: Handle::NULL,
+                data,
+                credit: Credit::Request(self.handle),
+            },
+            notify,
+        ))
+    }
+
+    /// A post on a DISCONNECTED EP: accepted and flushed at once (§3.3 rule 2).
+    fn flush_now(&self, queue: WorkQueue, cookie: u64, rmr: Option<Handle>) -> Result<()> {
+        let evd = {
+            let i = lock_anyway(&self.inner);
+            match queue {
+                WorkQueue::Receive => i.recv_evd.clone(),
+                WorkQueue::Request => i.req_evd.clone(),
+            }
+        };
+        if let Some(evd) = evd {
+            let (number, data) = match rmr {
+                Some(rmr) => (
+                    event::RMR_BIND_COMPLETION,
+                    EventData::RmrBind {
+                        rmr,
+                        cookie,
+                        status: 1,
+                    },
+                ),
+                None => (
+                    event::DTO_COMPLETION,
+                    EventData::Dto {
+                        ep: self.handle,
+                        cookie,
+                        status: 1,
+                        length: 0,
+                    },
+                ),
+            };
+            evd.post_after_completions(Event::new(number, data), true);
+        }
+        Ok(())
+    }
+
+    fn take_slot(&self, queue: WorkQueue) -> Result<()> {
+        let (c, max) = match queue {
+            WorkQueue::Receive => (&self.recv_out, &self.recv_max),
+            WorkQueue::Request => (&self.req_out, &self.req_max),
+        };
+        let max = max.load(Ordering::Acquire);
+        c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+            (v < max).then_some(v + 1)
+        })
+        .map(|_| ())
+        .map_err(|_| DatError::resources(Sub::None))
+    }
+
+    /// A request slot. When all are taken, the completions waiting in the
+    /// request EVD's CQ are translated first and the slot is tried again:
+    /// a successful SUPPRESS post gives its slot back when it completes
+    /// (§3.6), and the consumer, who gets no event for it, may never poll
+    /// that EVD. (Slots of reported completions stay taken until dequeued.)
+    fn take_request_slot(&self) -> Result<()> {
+        if self.take_slot(WorkQueue::Request).is_ok() {
+            return Ok(());
+        }
+        let evd = lock_anyway(&self.inner).req_evd.clone();
+        if let Some(evd) = evd {
+            evd.fill();
+        }
+        self.take_slot(WorkQueue::Request)
+    }
+
+    /// `dat_ep_post_send` / `_rdma_write` / `_rdma_read`.
+    pub fn post(&self, iov: &[Segment], cookie: u64, req: Request, flags: u32) -> Result<()> {
+        let state = self.state();
+        let PostView { qp, attr, pz } = self.view()?;
+        if state != EpState::Connected && state != EpState::Disconnected {
+            return Err(state_error(state));
+        }
+        let flags_arg = match req {
+            Request::Send => 4,
+            _ => 5,
+        };
+        if flags & !POST_FLAGS != 0 {
+            return Err(DatError::arg(flags_arg));
+        }
+        if flags & COMPLETION_UNSIGNALLED != 0
+            && attr.request_completion_flags & COMPLETION_UNSIGNALLED == 0
+        {
+            return Err(DatError::arg(flags_arg));
+        }
+        let max_iov = match req {
+            Request::Send => attr.max_request_iov,
+            Request::Write(_) => attr.max_rdma_write_iov.max(attr.max_request_iov),
+            Request::Read(_) => attr.max_rdma_read_iov.max(1),
+        };
+        if iov.len() > usize::try_from(max_iov).unwrap_or(0) {
+            return Err(DatError::arg(2));
+        }
+        let mut buf = [Sge {
+            addr: 0,
+            len: 0,
+            lkey: 0,
+        }; MAX_IOV];
+        let (n, total) = sgl(iov, &mut buf)?;
+        let op = match req {
+            Request::Send => {
+                if total > attr.max_message_size {
+                    return Err(DatError::arg(2));
+                }
+                SendOp::Send {
+                    solicited: flags & COMPLETION_SOLICITED_WAIT != 0,
+                }
+            }
+            Request::Write(r) => {
+                if total > attr.max_rdma_size {
+                    return Err(DatError::arg(2));
+                }
+                if total > r.len {
+                    return Err(DatError::of(Type::LengthError));
+                }
+                SendOp::RdmaWrite {
+                    remote_addr: r.addr,
+                    rkey: r.rmr_context,
+                }
+            }
+            Request::Read(r) => {
+                if attr.max_rdma_read_out <= 0 {
+                    // No outbound read credits: a resource the EP lacks.
+                    return Err(DatError::resources(Sub::None));
+                }
+                if r.len > attr.max_rdma_size {
+                    return Err(DatError::arg(4));
+                }
+                if total < r.len {
+                    return Err(DatError::of(Type::LengthError));
+                }
+                SendOp::RdmaRead {
+                    remote_addr: r.addr,
+                    rkey: r.rmr_context,
+                }
+            }
+        };
+        if state == EpState::Disconnected {
+            // Local segments are checked (key, PZ, bounds, rights) even
+            // here; on a connected queue pair the transport's post does it.
+            let need = if matches!(req, Request::Read(_)) {
+                Access::LOCAL_WRITE
+            } else {
+                Access::LOCAL_READ
+            };
+            self.check_segments(&buf[..n], need, pz)?;
+            return self.flush_now(WorkQueue::Request, cookie, None);
+        }
+        let Some(qp) = qp else {
+            return Err(state_error(state));
+        };
+        // A Read moves exactly the remote length: trim the scatter list.
+        let mut n = n;
+        if let Request::Read(r) = req {
+            let mut left = r.len;
+            let mut used = 0;
+            for g in buf.iter_mut().take(n) {
+                if left == 0 {
+                    break;
+                }
+                g.len = g.len.min(left);
+                left -= g.len;
+                used += 1;
+            }
+            n = used;
+        }
+        let sgl = &buf[..n];
+        self.submit(&qp, cookie, flags, None, |qp| {
+            qp.post_send(&SendWr {
+                wr_id: cookie,
+                op,
+                sgl,
+                signaled: true,
+                fence: flags & COMPLETION_BARRIER_FENCE != 0,
+            })
+            .map(|_| ())
+        })
+    }
+
+    /// Takes a slot, remembers the post, hands it to the transport; a
+    /// queue pair that closed meanwhile flushes it.
+    fn submit(
+        &self,
+        qp: &Arc<dyn QueuePair>,
+        cookie: u64,
+        flags: u32,
+        rmr: Option<Handle>,
+        post: impl FnOnce(&Arc<dyn QueuePair>) -> std::result::Result<(), PostError>,
+    ) -> Result<()> {
+        self.take_request_slot()?;
+        // Two threads posting at once would otherwise remember their posts
+        // in one order and hand them to the queue pair in the other: each
+        // completion would then be translated with the other's flags (a
+        // SUPPRESS post reported, the other lost) or RMR.
+        let order = lock_anyway(&self.req_order);
+        lock_anyway(&self.req_posts).push_back(PostInfo { flags, rmr });
+        let posted = post(qp);
+        if posted.is_err() {
+            // Still ours: nobody else pushed since.
+            lock_anyway(&self.req_posts).pop_back();
+        }
+        drop(order);
+        match posted {
+            Ok(()) => {
+                self.drain_sink();
+                Ok(())
+            }
+            Err(e) => {
+                self.release(WorkQueue::Request);
+                self.refused(e, WorkQueue::Request, cookie, rmr)
+            }
+        }
+    }
+
+    /// The queue pair refused a post. For its state: the EP was freed by
+    /// another thread during the post (its handle is dead, as for any
+    /// later post); or its connection is going or gone: disconnecting, or
+    /// still CONNECTED because the transport's word that the peer left (or
+    /// the connection broke) has not reached the EP yet; or an accept is
+    /// completing (COMPLETION_PENDING). Such a post is accepted and
+    /// flushed, as on a DISCONNECTED EP (§3.3 rule 2).
+    fn refused(
+        &self,
+        e: PostError,
+        queue: WorkQueue,
+        cookie: u64,
+        rmr: Option<Handle>,
+    ) -> Result<()> {
+        if e == PostError::State {
+            if lock_anyway(&self.inner).freed {
+                return Err(DatError::handle(Sub::HandleEp));
+            }
+            let state = self.state();
+            if matches!(
+                state,
+                EpState::Connected
+                    | EpState::DisconnectPending
+                    | EpState::Disconnected
+                    | EpState::CompletionPending
+            ) {
+                return self.flush_now(queue, cookie, rmr);
+            }
+        }
+        Err(post_error(e, 2))
+    }
+
+    /// What a post needs of the EP's configuration, under one short lock.
+    fn view(&self) -> Result<PostView> {
+        let i = self.inner()?;
+        Ok(PostView {
+            qp: i.qp.clone(),
+            attr: i.attr,
+            pz: i.pz.as_ref().map(|p| p.key_id()),
+        })
+    }
+
+    /// §3.7 step 6 for posts the transport does not see.
+    fn check_segments(&self, sgl: &[Sge], need: Access, pz: Option<u64>) -> Result<()> {
+        for s in sgl {
+            self.ia
+                .keys()
+                .check_local(s.lkey, s.addr, s.len, need, pz)
+                .map_err(|f| key_fault(f, 2))?;
+        }
+        Ok(())
+    }
+
+    /// Completions of a direction whose EVD is NULL are discarded.
+    fn drain_sink(&self) {
+        if !self.has_sink.load(Ordering::Relaxed) {
+            return;
+        }
+        let sink = lock_anyway(&self.inner).sink.clone();
+        if let Some(cq) = sink {
+            let mut wcs = [Wc::BLANK; 16];
+            loop {
+                let n = cq.poll(&mut wcs);
+                for wc in &wcs[..n] {
+                    if wc.op == WcOp::Recv {
+                        lock_anyway(&self.recv_posts).pop_front();
+                        self.release(WorkQueue::Receive);
+                    } else {
+                        lock_anyway(&self.req_posts).pop_front();
+                        self.release(WorkQueue::Request);
+                    }
+                }
+                if n < wcs.len() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// `dat_ep_post_recv`.
+    pub fn post_recv(&self, iov: &[Segment], cookie: u64, flags: u32) -> Result<()> {
+        let (qp, attr, pz) = {
+            let mut i = self.inner()?;
+            if i.srq.is_some() {
+                return Err(DatError::of(Type::InvalidState));
+            }
+            let qp = if self.state() == EpState::Disconnected {
+                None
+            } else {
+                Some(self.ensure_qp(&mut i)?)
+            };
+            (qp, i.attr, i.pz.as_ref().map(|p| p.key_id()))
+        };
+        if flags & !POST_FLAGS != 0
+            || flags & (COMPLETION_SUPPRESS | COMPLETION_BARRIER_FENCE | COMPLETION_SOLICITED_WAIT)
+                != 0
+        {
+            return Err(DatError::arg(4));
+        }
+        if flags & COMPLETION_UNSIGNALLED != 0
+            && attr.recv_completion_flags & COMPLETION_UNSIGNALLED == 0
+        {
+            return Err(DatError::arg(4));
+        }
+        if iov.len() > usize::try_from(attr.max_recv_iov).unwrap_or(0) {
+            return Err(DatError::arg(2));
+        }
+        let mut buf = [Sge {
+            addr: 0,
+            len: 0,
+            lkey: 0,
+        }; MAX_IOV];
+        let (n, _) = sgl(iov, &mut buf)?;
+        let Some(qp) = qp else {
+            // DISCONNECTED: checked here (the transport does it otherwise),
+            // then accepted and flushed.
+            self.check_segments(&buf[..n], Access::LOCAL_WRITE, pz)?;
+            return self.flush_now(WorkQueue::Receive, cookie, None);
+        };
+        self.take_slot(WorkQueue::Receive)?;
+        // As in `submit`: remembered in the queue pair's order.
+        let order = lock_anyway(&self.recv_order);
+        lock_anyway(&self.recv_posts).push_back(flags);
+        let posted = qp.post_recv(&RecvWr {
+            wr_id: cookie,
+            sgl: &buf[..n],
+        });
+        if posted.is_err() {
+            lock_anyway(&self.recv_posts).pop_back();
+        }
+        drop(order);
+        match posted {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.release(WorkQueue::Receive);
+                self.refused(e, WorkQueue::Receive, cookie, None)
+            }
+        }
+    }
+
+    /// `dat_rmr_bind` through this EP (the RMR layer checked its side).
+    pub(crate) fn post_bind(
+        &self,
+        rmr: &Rmr,
+        seg: Segment,
+        access: Access,
+        cookie: u64,
+        flags: u32,
+    ) -> Result<u32> {
+        let state = self.state();
+        let PostView { qp, attr, pz } = self.view()?;
+        if state != EpState::Connected && state != EpState::Disconnected {
+            return Err(state_error(state));
+        }
+        if flags & !POST_FLAGS != 0 || flags & COMPLETION_SOLICITED_WAIT != 0 {
+            return Err(DatError::arg(6));
+        }
+        if flags & COMPLETION_UNSIGNALLED != 0
+            && attr.request_completion_flags & COMPLETION_UNSIGNALLED == 0
+        {
+            return Err(DatError::arg(6));
+        }
+        if pz != Some(rmr.pz.key_id()) {
+            return Err(DatError::of(Type::ProtectionViolation));
+        }
+        if state == EpState::Disconnected {
+            self.flush_now(WorkQueue::Request, cookie, Some(rmr.handle))?;
+            return Ok(0);
+        }
+        let Some(qp) = qp else {
+            return Err(state_error(state));
+        };
+        let mut key = 0;
+        self.submit(&qp, cookie, flags, Some(rmr.handle), |qp| {
+            qp.post_bind(&BindWr {
+                wr_id: cookie,
+                window: rmr.window(),
+                lkey: seg.lmr_context,
+                addr: seg.addr,
+                len: seg.len,
+                access,
+                signaled: true,
+                fence: flags & COMPLETION_BARRIER_FENCE != 0,
+            })
+            .map(|k| key = k)
+        })?;
+        Ok(key)
+    }
+}
