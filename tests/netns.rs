@@ -39,8 +39,8 @@ use common::qp::{
     DEADLINE,
 };
 use common::tshark::skip;
+use udapl::transport::api::{Device, QpState, SendOp, WcOp, WcStatus};
 use udapl::transport::iwarp::device::IwarpDevice;
-use udapl::transport::verbs::{Device, QpState, SendOp, WcOp, WcStatus};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 const SEND_LEN: usize = 5000;

@@ -34,8 +34,8 @@ use crate::object::ia::{self, Ia};
 use crate::object::srq::Srq;
 use crate::object::{lock, lock_anyway, Evd, Object, Pz, Rmr};
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{
+use crate::transport::api::Device;
+use crate::transport::api::{
     Access, BindWr, CmEvent, CmHandler, CompletionQueue, DeviceError, PdId, PostError, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };

@@ -12,8 +12,8 @@ use crate::object::ia;
 use crate::object::ia::Ia;
 use crate::object::lmr::{PRIV_LOCAL_WRITE, PRIV_REMOTE_READ, PRIV_REMOTE_WRITE};
 use crate::object::{lock, lock_anyway, Lmr, Object, Pz};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{Access, PdId, WindowId};
+use crate::transport::api::Device;
+use crate::transport::api::{Access, PdId, WindowId};
 
 /// A current binding of an RMR.
 #[derive(Clone)]

@@ -20,8 +20,8 @@ use crate::object::ep::{self, Ep};
 use crate::object::event::{self, Event, EventData};
 use crate::object::ia::{self, Ia};
 use crate::object::{lock_anyway, Evd, Object, EVD_CR_FLAG};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{CmEvent, CmHandler, DeviceError, Listener, QpNum};
+use crate::transport::api::Device;
+use crate::transport::api::{CmEvent, CmHandler, DeviceError, Listener, QpNum};
 use crate::transport::{self, SockAddrStorage};
 
 /// The private data of a refusal that is not the consumer's: the active

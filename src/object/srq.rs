@@ -12,8 +12,8 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ep::{key_fault, sgl, Segment, MAX_IOV};
 use crate::object::ia::{self, Ia};
 use crate::object::{lock, Object, Pz};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{PostError, RecvWr, Sge, SharedReceiveQueue};
+use crate::transport::api::Device;
+use crate::transport::api::{PostError, RecvWr, Sge, SharedReceiveQueue};
 
 /// `DAT_SRQ_PARAM` as the core sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +86,7 @@ impl Srq {
         let sge = u32::try_from(max_recv_iov).map_err(|_| DatError::arg(3))?;
         let srq = ia
             .dev
-            .create_srq(crate::transport::verbs::PdId(pz.key_id()), depth, sge)
+            .create_srq(crate::transport::api::PdId(pz.key_id()), depth, sge)
             .map_err(|_| DatError::resources(Sub::ResourceSrq))?;
         let res = handle::reserve(ia.provider_word)?;
         let s = Arc::new(Srq {

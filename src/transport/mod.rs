@@ -1,6 +1,6 @@
 //! Transports: how the DAT layer reaches a network.
 //!
-//! - [`verbs`]: the queue-pair interface every transport implements
+//! - [`api`]: the queue-pair interface every transport implements
 //!   (verbs + rdma_cm shaped: devices, protection domains, memory
 //!   registrations and windows, completion queues, shared receive queues,
 //!   queue pairs, listeners, progress).
@@ -22,11 +22,11 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
 use crate::error::{DatError, Result, Sub};
 
+pub mod api;
 pub mod iwarp;
 pub mod memcheck;
 pub mod memio;
 mod sys;
-pub mod verbs;
 
 /// What a device can do, in transport terms (like verbs' device
 /// attributes). The DAT layer derives every `dat_ia_query` attribute from

@@ -1,4 +1,4 @@
-//! The iWARP device over real sockets: implements [`verbs::Device`],
+//! The iWARP device over real sockets: implements [`api::Device`],
 //! [`QueuePair`], [`Listener`] and the CQ feeders with `setup` (MPA
 //! connection setup) and `conn` (the protocol engine), moving bytes with
 //! `memio`.
@@ -59,13 +59,13 @@ use super::setup::{
 use super::wire::{FpduReader, RxEvent, RxNeed, Segment};
 use crate::keys::{KeyTable, Region};
 use crate::sync::lock_anyway as lock;
-use crate::transport::memcheck::{self, Need};
-use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
-use crate::transport::verbs::{
+use crate::transport::api::{
     Access, BindWr, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, Listener,
     MemoryRegion, PdId, PostError, QpConfig, QpNum, QpState, QueuePair, RecvWr, SendWr,
     SharedReceiveQueue, Wc, WcOp, WcStatus, WindowId,
 };
+use crate::transport::memcheck::{self, Need};
+use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
 use crate::transport::Capabilities;
 
 /// Largest FPDU this device sends.
@@ -3089,7 +3089,7 @@ impl Drop for IwarpQp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::verbs::{SendOp, Sge};
+    use crate::transport::api::{SendOp, Sge};
     use crate::transport::SOFTWARE_CAPABILITIES;
     use std::net::Ipv4Addr;
 
