@@ -36,7 +36,8 @@ use udapl::transport::api::{
     Access, CompletionQueue, Device, DeviceError, PostError, QpConfig, QpState, RecvWr, SendOp,
     SendWr, Sge, Wc, WcOp, WcStatus,
 };
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
+use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::tcp_options::DeviceOptions;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 use WcStatus::{Flushed, Success};

@@ -88,8 +88,9 @@ use common::tshark::{
     Unavailable, ALLOWED_EXPERT,
 };
 use udapl::transport::api::{Device, MemoryRegion, QpState, SendOp, Sge, Wc, WcOp, WcStatus};
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
+use udapl::transport::iwarp::device::IwarpDevice;
 use udapl::transport::iwarp::wire::{IrdOrd, RtrFlags};
+use udapl::transport::tcp_options::DeviceOptions;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 /// The queue pairs' inbound/outbound reads.

@@ -23,7 +23,8 @@ use udapl::transport::api::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
+use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::tcp_options::DeviceOptions;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 type R<T> = Result<T, String>;

@@ -34,12 +34,11 @@ use crate::object::ia::{self, Ia};
 use crate::object::srq::Srq;
 use crate::object::{lock, lock_anyway, Evd, Object, Pz, Rmr};
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
-use crate::transport::api::Device;
 use crate::transport::api::{
-    Access, BindWr, CmEvent, CmHandler, CompletionQueue, DeviceError, PdId, PostError, QpConfig,
-    QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
+    Access, BindWr, CmEvent, CmHandler, CompletionQueue, DeviceError, KeyFault, PdId, PostError,
+    QpConfig, QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
-use crate::transport::{self, SockAddrStorage};
+use crate::transport::SockAddrStorage;
 
 /// `DAT_EP_STATE` values.
 pub const UNCONNECTED: u32 = 0;
@@ -319,8 +318,7 @@ fn post_error(e: PostError, argn: u32) -> DatError {
 
 /// §3.7 step 6: unknown context or missing right → privileges; another PZ
 /// → protection; outside the LMR → invalid parameter.
-pub fn key_fault(f: crate::keys::KeyFault, argn: u32) -> DatError {
-    use crate::keys::KeyFault;
+pub fn key_fault(f: KeyFault, argn: u32) -> DatError {
     match f {
         KeyFault::Key | KeyFault::Rights => DatError::of(Type::PrivilegesViolation),
         KeyFault::Domain => DatError::of(Type::ProtectionViolation),
@@ -336,6 +334,7 @@ fn device_error(e: DeviceError) -> DatError {
         DeviceError::NotFound | DeviceError::Busy | DeviceError::State => {
             DatError::of(Type::InvalidState)
         }
+        DeviceError::Unsupported => DatError::of(Type::ModelNotSupported),
     }
 }
 
@@ -1394,8 +1393,8 @@ impl Ep {
     fn check_segments(&self, sgl: &[Sge], need: Access, pz: Option<u64>) -> Result<()> {
         for s in sgl {
             self.ia
-                .keys()
-                .check_local(s.lkey, s.addr, s.len, need, pz)
+                .dev
+                .check_local(s.lkey, s.addr, s.len, need, pz.map(PdId))
                 .map_err(|f| key_fault(f, 2))?;
         }
         Ok(())
@@ -1585,7 +1584,7 @@ impl Ep {
         } else {
             Duration::from_micros(u64::from(timeout_us))
         };
-        let port = transport::port_of_qualifier(qual);
+        let port = self.ia.dev.port_of_service(qual);
         if let Err(e) = qp.connect(remote, port, private_data, timeout) {
             let i = lock_anyway(&self.inner);
             if self.state() == ACTIVE_CONNECTION_PENDING {

@@ -6,7 +6,6 @@ use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::Ia;
 use crate::object::Object;
-use crate::transport::api::Device;
 use crate::transport::api::PdId;
 
 /// A Protection Zone. Its users (LMRs, RMRs, EPs, SRQs) are counted in the IA state.

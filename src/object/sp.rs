@@ -20,9 +20,8 @@ use crate::object::ep::{self, Ep};
 use crate::object::event::{self, Event, EventData};
 use crate::object::ia::{self, Ia};
 use crate::object::{lock_anyway, Evd, Object, EVD_CR_FLAG};
-use crate::transport::api::Device;
 use crate::transport::api::{CmEvent, CmHandler, DeviceError, Listener, QpNum};
-use crate::transport::{self, SockAddrStorage};
+use crate::transport::SockAddrStorage;
 
 /// The private data of a refusal that is not the consumer's: the active
 /// side reports `NON_PEER_REJECTED` for it (docs/endpoints.md).
@@ -126,11 +125,7 @@ impl Sp {
     ) -> Result<(Arc<Sp>, u64)> {
         let evd = cr_evd(ia, evd)?;
         let any = qual == 0 && matches!(kind, SpKind::Psp { .. });
-        let port = if any {
-            0
-        } else {
-            transport::port_of_qualifier(qual)
-        };
+        let port = if any { 0 } else { ia.dev.port_of_service(qual) };
         let mut st = ia.live_state()?;
         let ty = match kind {
             SpKind::Psp { .. } => HandleType::Psp,
@@ -217,8 +212,8 @@ impl Sp {
         if flags & !PSP_PROVIDER != 0 {
             return Err(DatError::arg(4));
         }
-        // Qualifier 0 (port 0) is "any": only dat_psp_create_any asks for it.
-        if !any && transport::port_of_qualifier(qual) == 0 {
+        // Qualifier 0 is "any": only dat_psp_create_any asks for it.
+        if !any && ia.dev.port_of_service(qual) == 0 {
             return Err(DatError::arg(2));
         }
         let q = if any { 0 } else { qual };
@@ -237,7 +232,7 @@ impl Sp {
     pub fn create_rsp(ia: &Arc<Ia>, qual: u64, ep: Handle, evd: Handle) -> Result<Arc<Sp>> {
         let e = ep::lookup(ep.addr())?;
         ia::same_ia(&e.ia, ia, Sub::HandleEp)?;
-        if transport::port_of_qualifier(qual) == 0 {
+        if ia.dev.port_of_service(qual) == 0 {
             return Err(DatError::arg(2));
         }
         Self::create(ia, qual, evd, SpKind::Rsp, Some(e.arc())).map(|(s, _)| s)
