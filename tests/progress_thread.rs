@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::qp::{poll_one, Got, QpOpts, Rec, Side, LO};
+use udapl::transport::api::{Device, Listener};
 use udapl::transport::iwarp::device::IwarpDevice;
 use udapl::transport::iwarp::progress;
-use udapl::transport::verbs::{Device, Listener};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 /// Waits (sleeping, driving nothing: only the progress thread may move
@@ -130,7 +130,7 @@ fn progress_thread_lifetime_and_fork() {
 #[test]
 fn a_forked_child_leaves_inherited_queue_pairs_alone() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    use udapl::transport::verbs::{Access, CompletionQueue, SendOp, SendWr, Sge, WcStatus};
+    use udapl::transport::api::{Access, CompletionQueue, SendOp, SendWr, Sge, WcStatus};
     let Conn { da, db, l, a, b } = connect_with_idle_passive_side();
     let src = vec![7u8; 32];
     let dst = vec![0u8; 32];
@@ -160,7 +160,7 @@ fn a_forked_child_leaves_inherited_queue_pairs_alone() {
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             assert_eq!(
                 a.qp.post_send(&send),
-                Err(udapl::transport::verbs::PostError::State)
+                Err(udapl::transport::api::PostError::State)
             );
             assert!(a.qp.disconnect(false).is_err());
         }))
@@ -219,7 +219,7 @@ fn data_and_fin_arriving_together_are_both_seen_without_further_calls() {
     use common::peer::{send, ulpdu, Peer, Request};
     use common::qp::{wait_for, Got, Mem};
     use std::os::fd::AsRawFd;
-    use udapl::transport::verbs::{Access, WcOp, WcStatus};
+    use udapl::transport::api::{Access, WcOp, WcStatus};
 
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dev = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);

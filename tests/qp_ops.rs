@@ -32,11 +32,12 @@ use common::qp::{
     MPA_CRC, REQ_PD,
 };
 use udapl::keys::KeyFault;
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
-use udapl::transport::verbs::{
+use udapl::transport::api::{
     Access, CompletionQueue, Device, DeviceError, PostError, QpConfig, QpState, RecvWr, SendOp,
     SendWr, Sge, Wc, WcOp, WcStatus,
 };
+use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::tcp_options::DeviceOptions;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 use WcStatus::{Flushed, Success};

@@ -87,9 +87,10 @@ use common::tshark::{
     self, CrcView, Decoded, FpduView, Iwarp, MpaView, Placement, ReadRequestView, TerminateView,
     Unavailable, ALLOWED_EXPERT,
 };
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
+use udapl::transport::api::{Device, MemoryRegion, QpState, SendOp, Sge, Wc, WcOp, WcStatus};
+use udapl::transport::iwarp::device::IwarpDevice;
 use udapl::transport::iwarp::wire::{IrdOrd, RtrFlags};
-use udapl::transport::verbs::{Device, MemoryRegion, QpState, SendOp, Sge, Wc, WcOp, WcStatus};
+use udapl::transport::tcp_options::DeviceOptions;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 /// The queue pairs' inbound/outbound reads.

@@ -19,11 +19,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
-use udapl::transport::verbs::{
+use udapl::transport::api::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
+use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::tcp_options::DeviceOptions;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 type R<T> = Result<T, String>;
@@ -312,7 +313,7 @@ fn post_send(qp: &dyn QueuePair, wr_id: u64, op: SendOp, s: Sge) -> R<()> {
             fence: false,
         }) {
             Ok(()) => return Ok(()),
-            Err(udapl::transport::verbs::PostError::QueueFull) if Instant::now() < end => {}
+            Err(udapl::transport::api::PostError::QueueFull) if Instant::now() < end => {}
             Err(e) => return Err(format!("post_send: {e:?}")),
         }
     }

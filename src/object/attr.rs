@@ -2,9 +2,13 @@
 //! device capabilities and the DAT layer's own features; the C layer only
 //! copies them into `DAT_IA_ATTR` / `DAT_PROVIDER_ATTR`.
 
-use crate::object::ia::Limits;
-use crate::object::lmr::{MEM_TYPE_LMR, MEM_TYPE_SHARED_VIRTUAL, MEM_TYPE_VIRTUAL};
 use crate::transport::Capabilities;
+
+/// `DAT_MEM_TYPE` values.
+pub const MEM_TYPE_VIRTUAL: u32 = 0;
+pub const MEM_TYPE_LMR: u32 = 1;
+pub const MEM_TYPE_SHARED_VIRTUAL: u32 = 2;
+pub const MEM_TYPE_SO_VIRTUAL: u32 = 3;
 
 /// `DAT_COMPLETION_*_FLAG` bits.
 pub const COMPLETION_SUPPRESS: u32 = 0x01;
@@ -26,9 +30,34 @@ pub const PZ_UNIQUE: u32 = 0;
 /// The name this library reports as its provider.
 pub const PROVIDER_NAME: &str = "udapl-rs";
 
-/// Features of the DAT layer of this build, independent of the transport.
-/// Endpoints and SRQs arrive with the connection layer.
-const DAT_LAYER_SRQ: bool = true;
+/// Capacity limits reported by `dat_ia_query` and enforced by the creators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_eps: i32,
+    pub max_dto_per_ep: i32,
+    pub max_rdma_read_per_ep_in: i32,
+    pub max_rdma_read_per_ep_out: i32,
+    pub max_evds: i32,
+    pub max_evd_qlen: i32,
+    pub max_iov_segments_per_dto: i32,
+    pub max_lmrs: i32,
+    pub max_lmr_block_size: u64,
+    pub max_lmr_virtual_address: u64,
+    pub max_pzs: i32,
+    pub max_message_size: u64,
+    pub max_rdma_size: u64,
+    pub max_rmrs: i32,
+    pub max_rmr_target_address: u64,
+    pub max_srqs: i32,
+    pub max_ep_per_srq: i32,
+    pub max_recv_per_srq: i32,
+    pub max_iov_segments_per_rdma_read: i32,
+    pub max_iov_segments_per_rdma_write: i32,
+    pub max_rdma_read_in: i32,
+    pub max_rdma_read_out: i32,
+    /// Not a 1.2 attribute; bounds CNOs per IA.
+    pub max_cnos: i32,
+}
 
 /// Values of `DAT_IA_ATTR` (the name and address come from the IA).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +174,7 @@ impl ProviderAttributes {
             pz_support: PZ_UNIQUE,
             optimal_buffer_alignment: c.buffer_alignment,
             evd_stream_merging_supported: true,
-            srq_supported: c.srq && DAT_LAYER_SRQ,
+            srq_supported: c.max_srq > 0,
             srq_watermarks_supported: 0,
             srq_ep_pz_difference_supported: false,
             srq_info_supported: 1,

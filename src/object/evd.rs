@@ -22,8 +22,7 @@ use crate::object::event::Credit;
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, Ia, IaState};
 use crate::object::{lock, lock_anyway, Cno, Ep, Object, EVD_DTO_FLAG, EVD_RMR_BIND_FLAG};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{CompletionQueue, QpNum, Wc, WcOp};
+use crate::transport::api::{CompletionQueue, QpNum, Wc, WcOp};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
 /// `DAT_EVD_SOFTWARE_FLAG`.

@@ -4,7 +4,7 @@
 //! under one mutex, `IaState`: creating and freeing objects is not on the
 //! data path, and one lock makes the in-use checks race-free. No lookup takes
 //! it: handles are validated by the handle table, memory contexts by the
-//! IA's [`KeyTable`], and the async EVD sits behind its own leaf lock so that
+//! device ([`Device::check_local`]), and the async EVD sits behind its own leaf lock so that
 //! posting an asynchronous event never needs the IA lock. See the lock order
 //! in [`crate::object`].
 
@@ -15,41 +15,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::keys::KeyTable;
-use crate::object::attr::{IaAttributes, ProviderAttributes};
+use crate::object::attr::{IaAttributes, Limits, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
 use crate::object::{lock, lock_anyway, AgentInvoker, Cno, Evd, Object, EVD_ASYNC_FLAG};
-use crate::transport::iwarp::device::IwarpDevice;
+use crate::transport::api::{Access, Device};
 use crate::transport::{self, DeviceConfig};
-
-/// Capacity limits reported by `dat_ia_query` and enforced by the creators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    pub max_eps: i32,
-    pub max_dto_per_ep: i32,
-    pub max_rdma_read_per_ep_in: i32,
-    pub max_rdma_read_per_ep_out: i32,
-    pub max_evds: i32,
-    pub max_evd_qlen: i32,
-    pub max_iov_segments_per_dto: i32,
-    pub max_lmrs: i32,
-    pub max_lmr_block_size: u64,
-    pub max_lmr_virtual_address: u64,
-    pub max_pzs: i32,
-    pub max_message_size: u64,
-    pub max_rdma_size: u64,
-    pub max_rmrs: i32,
-    pub max_rmr_target_address: u64,
-    pub max_srqs: i32,
-    pub max_ep_per_srq: i32,
-    pub max_recv_per_srq: i32,
-    pub max_iov_segments_per_rdma_read: i32,
-    pub max_iov_segments_per_rdma_write: i32,
-    pub max_rdma_read_in: i32,
-    pub max_rdma_read_out: i32,
-    /// Not a 1.2 attribute; bounds CNOs per IA.
-    pub max_cnos: i32,
-}
 
 /// The async EVD an IA reports and posts its asynchronous errors to.
 #[derive(Clone)]
@@ -182,8 +152,8 @@ pub struct Ia {
     pub address: SocketAddr,
     /// `struct sockaddr_in`/`sockaddr_in6` bytes of [`Ia::address`], Linux layout.
     pub sockaddr: Box<transport::SockAddrStorage>,
-    /// The opened device (its key table holds the LMR and RMR contexts).
-    pub dev: Arc<IwarpDevice>,
+    /// The opened device (it chooses and checks the LMR and RMR contexts).
+    pub dev: Arc<dyn Device>,
     /// The provider's named attributes (`provider_specific_attr`): the
     /// transport and the options this IA was opened with.
     pub named_attributes: Vec<(CString, CString)>,
@@ -200,13 +170,8 @@ pub struct Ia {
 /// The provider-specific attributes an IA reports: what a user checks when
 /// two IAs behave differently (`dat-info -v` prints them).
 fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CString)> {
-    let transport = match d.transport {
-        transport::TransportKind::Tcp => "iwarp-tcp",
-        transport::TransportKind::Shm => "shm",
-        transport::TransportKind::Verbs => "verbs",
-    };
     let head = [
-        ("transport", transport.to_string()),
+        ("transport", d.transport.describe().to_string()),
         (
             "netdev",
             d.netdev.clone().unwrap_or_else(|| "loopback".to_string()),
@@ -214,7 +179,7 @@ fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CStr
         ("address", address.ip().to_string()),
     ];
     head.into_iter()
-        .chain(d.options.conf_values())
+        .chain(d.options.values())
         .filter_map(|(n, val)| Some((CString::new(n).ok()?, CString::new(val).ok()?)))
         .collect()
 }
@@ -230,8 +195,24 @@ impl Ia {
             );
             return Err(DatError::of(Type::ProviderNotFound));
         }
-        let caps = p.device.transport.capabilities();
-        let attributes = IaAttributes::of(caps);
+        if let AsyncRequest::Create(qlen) = p.async_evd {
+            if qlen <= 0 {
+                return Err(DatError::arg(2));
+            }
+        }
+        let (dev, address) = transport::open(&p.device)?;
+        Self::open_on(p, dev, address, agent_invoker)
+    }
+
+    /// Opens an IA on an opened device whose address is `address`.
+    pub(crate) fn open_on(
+        p: OpenParams,
+        dev: Arc<dyn Device>,
+        address: SocketAddr,
+        agent_invoker: Option<AgentInvoker>,
+    ) -> Result<Arc<Ia>> {
+        let caps = *dev.capabilities();
+        let attributes = IaAttributes::of(&caps);
         let limits = attributes.limits;
         // Check the async EVD request before anything is created.
         let supplied = match p.async_evd {
@@ -252,9 +233,7 @@ impl Ia {
                 Some(evd.arc())
             }
         };
-        let address = transport::resolve_address(&p.device)?;
         let sockaddr = Box::new(transport::SockAddrStorage::from(address));
-        let dev = IwarpDevice::open_with(address.ip(), *caps, p.device.options);
         let res = handle::reserve(p.provider_word)?;
         let named = named_attributes(&p.device, address);
         let ia = Arc::new(Ia {
@@ -267,7 +246,7 @@ impl Ia {
             thread_safe: p.thread_safe,
             limits,
             attributes,
-            provider_attributes: ProviderAttributes::of(caps),
+            provider_attributes: ProviderAttributes::of(&caps),
             device: p.device,
             address,
             sockaddr,
@@ -302,11 +281,6 @@ impl Ia {
         res.publish(ia.clone());
         tracing::debug!(ia = ia.handle.addr(), name = %ia.name, "IA opened");
         Ok(ia)
-    }
-
-    /// Memory contexts of this IA's LMRs and RMRs (the device's keys).
-    pub fn keys(&self) -> &KeyTable {
-        self.dev.keys()
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, IaState> {
@@ -383,12 +357,18 @@ impl Ia {
         for (_, o) in &objects {
             o.retire();
         }
+        // Windows first: a registration a window is bound to stays.
+        for (_, o) in &objects {
+            if let Object::Rmr(r) = o {
+                r.release_keys();
+            }
+        }
         for (_, o) in objects {
             match o {
                 Object::Evd(e) => e.destroy(),
                 Object::Cno(c) => c.destroy(),
                 Object::Lmr(l) => l.release_keys(),
-                Object::Rmr(r) => r.release_keys(),
+                Object::Rmr(_) => {}
                 Object::Pz(_) => {}
                 Object::Ep(e) => e.destroy(),
                 Object::Psp(p) => p.sp.destroy(),
@@ -424,8 +404,8 @@ impl Ia {
             if len == 0 {
                 continue;
             }
-            self.keys()
-                .check_local(ctx, va, len, crate::keys::Rights::NONE, None)
+            self.dev
+                .check_local(ctx, va, len, Access::NONE, None)
                 .map_err(|_| DatError::arg(2))?;
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);

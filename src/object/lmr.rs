@@ -4,16 +4,13 @@ use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::keys::{Region as KeyRegion, Rights};
+use crate::object::attr::{
+    MEM_TYPE_LMR, MEM_TYPE_SHARED_VIRTUAL, MEM_TYPE_SO_VIRTUAL, MEM_TYPE_VIRTUAL,
+};
 use crate::object::ia::{self, Ia};
 use crate::object::{Object, Pz};
-use crate::transport::memcheck::{self, Fault, Need};
-
-/// `DAT_MEM_TYPE` values.
-pub const MEM_TYPE_VIRTUAL: u32 = 0;
-pub const MEM_TYPE_LMR: u32 = 1;
-pub const MEM_TYPE_SHARED_VIRTUAL: u32 = 2;
-pub const MEM_TYPE_SO_VIRTUAL: u32 = 3;
+use crate::transport::api::{Access, DeviceError, MemoryRegion, PdId};
+use crate::transport::memcheck::Fault;
 
 /// `DAT_MEM_PRIV_*` bits.
 pub const PRIV_LOCAL_READ: u32 = 0x01;
@@ -61,6 +58,14 @@ pub struct Registration {
     pub size: u64,
 }
 
+/// The memory an LMR registers.
+enum Memory {
+    /// The consumer's memory; `shared`: other processes map it too.
+    Va { shared: bool },
+    /// The memory of an existing LMR.
+    SameAs(MemoryRegion),
+}
+
 /// A registered memory region.
 #[repr(align(16))] // a handle tags its pointer in the low four bits
 pub struct Lmr {
@@ -81,26 +86,26 @@ pub struct Lmr {
     pub registration: Arc<Registration>,
     pub registered_address: u64,
     pub registered_size: u64,
-    /// Index of its entry in the IA's key table.
-    key_index: u32,
+    /// The device's registration.
+    mr: MemoryRegion,
 }
 
-/// The key-table rights of DAT privileges: each bit grants its access (a
+/// The device access rights of DAT privileges: each bit grants its access (a
 /// Send or RDMA Write from an LMR without LOCAL_READ is a privileges
 /// violation, §4.13).
-pub(crate) fn rights_of(privileges: u32) -> Rights {
-    let mut r = Rights::NONE;
+pub(crate) fn rights_of(privileges: u32) -> Access {
+    let mut r = Access::NONE;
     if privileges & PRIV_LOCAL_READ != 0 {
-        r = r.union(Rights::LOCAL_READ);
+        r = r.union(Access::LOCAL_READ);
     }
     if privileges & PRIV_LOCAL_WRITE != 0 {
-        r = r.union(Rights::LOCAL_WRITE);
+        r = r.union(Access::LOCAL_WRITE);
     }
     if privileges & PRIV_REMOTE_READ != 0 {
-        r = r.union(Rights::REMOTE_READ);
+        r = r.union(Access::REMOTE_READ);
     }
     if privileges & PRIV_REMOTE_WRITE != 0 {
-        r = r.union(Rights::REMOTE_WRITE);
+        r = r.union(Access::REMOTE_WRITE);
     }
     r
 }
@@ -116,11 +121,11 @@ impl Lmr {
         }
         let pz = crate::object::pz::lookup(req.pz.addr())?;
         ia::same_ia(&pz.ia, ia, Sub::HandlePz)?;
-        let registration = match (req.mem_type, req.region) {
+        let (registration, memory) = match (req.mem_type, req.region) {
             (MEM_TYPE_LMR, Region::Lmr(base)) => {
                 let base = handle::expect::<Lmr>(base.addr(), Sub::HandleLmr)?;
                 ia::same_ia(&base.ia, ia, Sub::HandleLmr)?;
-                base.registration.clone()
+                (base.registration.clone(), Memory::SameAs(base.mr))
             }
             (MEM_TYPE_SHARED_VIRTUAL, Region::Shared { va, cookie_ptr, .. }) => {
                 if va == 0 || cookie_ptr == 0 {
@@ -128,11 +133,11 @@ impl Lmr {
                 }
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
-                check_memory(va, req.length, req.privileges, true)?;
-                Arc::new(Registration {
+                let r = Registration {
                     address: va,
                     size: req.length,
-                })
+                };
+                (Arc::new(r), Memory::Va { shared: true })
             }
             (MEM_TYPE_VIRTUAL | MEM_TYPE_SO_VIRTUAL, Region::Va(va)) => {
                 if va == 0 {
@@ -140,51 +145,42 @@ impl Lmr {
                 }
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
-                check_memory(va, req.length, req.privileges, false)?;
-                Arc::new(Registration {
+                let r = Registration {
                     address: va,
                     size: req.length,
-                })
+                };
+                (Arc::new(r), Memory::Va { shared: false })
             }
             _ => return Err(DatError::of(Type::InternalError)),
         };
         check_privileges(req.privileges)?;
-        let mut st = ia.live_state()?;
+        let privileges = req.privileges & !PRIV_RO_DISABLE;
+        let rights = rights_of(privileges);
+        let (address, size) = (registration.address, registration.size);
+        // The device checks the memory (outside the IA lock: it may take
+        // system calls) and chooses both contexts.
+        let pd = PdId(pz.key_id());
+        let mr = match memory {
+            Memory::Va { shared: false } => ia.dev.register(pd, address, size, rights),
+            Memory::Va { shared: true } => ia.dev.register_shared(pd, address, size, rights),
+            Memory::SameAs(base) => ia.dev.register_same(&base, pd, rights),
+        }
+        .map_err(register_error)?;
+        let undo = |e: DatError| {
+            let _ = ia.dev.deregister(&mr);
+            e
+        };
+        let mut st = ia.live_state().map_err(undo)?;
         if !handle::is_live(pz.handle) {
-            return Err(DatError::handle(Sub::HandlePz));
+            return Err(undo(DatError::handle(Sub::HandlePz)));
         }
         st.check_limit(
             HandleType::Lmr,
             ia.limits.max_lmrs,
             Sub::ResourceMemoryRegion,
-        )?;
-        let privileges = req.privileges & !PRIV_RO_DISABLE;
-        let rights = rights_of(privileges);
-        let (address, size) = (registration.address, registration.size);
-        let (key_index, lmr_context) = ia.keys().register(KeyRegion {
-            addr: address,
-            len: size,
-            rights,
-            pz: pz.key_id(),
-        })?;
-        let rmr_context = if rights.is_remote() {
-            match ia.keys().grant_remote(key_index, address, size, rights) {
-                Ok(k) => k,
-                Err(e) => {
-                    ia.keys().deregister(key_index);
-                    return Err(e);
-                }
-            }
-        } else {
-            0
-        };
-        let res = match handle::reserve(ia.provider_word) {
-            Ok(r) => r,
-            Err(e) => {
-                ia.keys().deregister(key_index);
-                return Err(e);
-            }
-        };
+        )
+        .map_err(undo)?;
+        let res = handle::reserve(ia.provider_word).map_err(undo)?;
         let lmr = Arc::new(Lmr {
             handle: res.handle(),
             ia: ia.clone(),
@@ -193,12 +189,12 @@ impl Lmr {
             region: req.region,
             length: req.length,
             privileges,
-            lmr_context,
-            rmr_context,
+            lmr_context: mr.lkey,
+            rmr_context: mr.rkey,
             registration,
             registered_address: address,
             registered_size: size,
-            key_index,
+            mr,
         });
         st.add_use(pz.handle);
         st.insert(lmr.handle, Object::Lmr(lmr.clone()));
@@ -217,7 +213,7 @@ impl Lmr {
 
     /// Invalidates both contexts.
     pub(crate) fn release_keys(&self) {
-        self.ia.keys().deregister(self.key_index);
+        let _ = self.ia.dev.deregister(&self.mr);
     }
 
     /// `dat_lmr_free`: refused while an RMR is bound to the LMR. Both
@@ -248,19 +244,16 @@ fn check_range(ia: &Ia, va: u64, len: u64) -> Result<()> {
     Ok(())
 }
 
-/// The memory of a registration is mapped, readable, writable if write
-/// privileges are asked for, and shared if `shared`.
-fn check_memory(va: u64, len: u64, privileges: u32, shared: bool) -> Result<()> {
-    let need = Need {
-        write: privileges & (PRIV_LOCAL_WRITE | PRIV_REMOTE_WRITE) != 0,
-        shared,
-    };
-    match memcheck::check(va, len, need) {
-        Ok(()) => Ok(()),
-        Err(Fault::NotShared) => Err(ia::invalid_state()),
-        Err(Fault::Unmapped | Fault::NotReadable | Fault::NotWritable) => {
-            Err(DatError::resources(Sub::ResourceMemoryRegion))
-        }
+/// The DAT error of a registration the device refused: memory that is
+/// not shared though it must be is in the wrong state; memory that cannot
+/// be registered (unmapped, not readable, not writable for write
+/// privileges) and a full key table are out of resources.
+fn register_error(e: DeviceError) -> DatError {
+    match e {
+        DeviceError::Memory(Fault::NotShared) => ia::invalid_state(),
+        // The PZ's protection domain is gone: freed meanwhile.
+        DeviceError::Invalid | DeviceError::NotFound => DatError::handle(Sub::HandlePz),
+        _ => DatError::resources(Sub::ResourceMemoryRegion),
     }
 }
 

@@ -33,17 +33,19 @@ pub mod lmr;
 pub mod pz;
 pub mod rmr;
 pub mod segment;
+#[cfg(test)]
+mod small_device_tests;
 pub mod sp;
 pub mod srq;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use attr::{IaAttributes, ProviderAttributes};
+pub use attr::{IaAttributes, Limits, ProviderAttributes};
 pub use cno::{Agent, AgentInvoker, Cno, CnoWake};
 pub use ep::Ep;
 pub use evd::{Evd, EvdParams, WaitOutcome, EVD_ASYNC_FLAG, EVD_SOFTWARE_FLAG};
 pub use event::{Event, EventData};
-pub use ia::{AsyncRequest, Ia, Limits, OpenParams};
+pub use ia::{AsyncRequest, Ia, OpenParams};
 pub use lmr::{Lmr, LmrRequest, Region};
 pub use pz::Pz;
 pub use rmr::{Rmr, RmrParams};

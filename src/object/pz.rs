@@ -6,8 +6,7 @@ use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::Ia;
 use crate::object::Object;
-use crate::transport::verbs::Device;
-use crate::transport::verbs::PdId;
+use crate::transport::api::PdId;
 
 /// A Protection Zone. Its users (LMRs, RMRs, EPs, SRQs) are counted in the IA state.
 #[repr(align(16))] // a handle tags its pointer in the low four bits

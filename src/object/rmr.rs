@@ -1,7 +1,8 @@
 //! Remote Memory Region (memory window). Binding needs an endpoint; the
 //! binding state lives here so that query and free work on every RMR. Each
-//! RMR owns an entry of its IA's key table from creation on; a bind gives
-//! the entry a fresh remote key (the `rmr_context`).
+//! RMR owns a memory window of its IA's device from creation on (an opaque
+//! id); a bind gives it a fresh remote key, chosen by the device (the
+//! `rmr_context`).
 
 use std::sync::{Arc, Mutex};
 
@@ -12,8 +13,7 @@ use crate::object::ia;
 use crate::object::ia::Ia;
 use crate::object::lmr::{PRIV_LOCAL_WRITE, PRIV_REMOTE_READ, PRIV_REMOTE_WRITE};
 use crate::object::{lock, lock_anyway, Lmr, Object, Pz};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{Access, PdId, WindowId};
+use crate::transport::api::{Access, DeviceError, PdId, WindowId};
 
 /// A current binding of an RMR.
 #[derive(Clone)]
@@ -47,8 +47,8 @@ pub struct Rmr {
     binding: Mutex<Option<Binding>>,
     /// A bind posted and not yet completed.
     pending: Mutex<Option<Option<Binding>>>,
-    /// Index of its entry in the IA's key table.
-    key_index: u32,
+    /// The device's memory window.
+    window: WindowId,
 }
 
 impl Rmr {
@@ -59,6 +59,10 @@ impl Rmr {
         if !handle::is_live(pz.handle) {
             return Err(DatError::handle(Sub::HandlePz));
         }
+        if ia.limits.max_rmrs == 0 {
+            // The transport has no memory windows.
+            return Err(DatError::of(Type::ModelNotSupported));
+        }
         st.check_limit(
             HandleType::Rmr,
             ia.limits.max_rmrs,
@@ -67,8 +71,10 @@ impl Rmr {
         let window = ia
             .dev
             .alloc_window(PdId(pz.key_id()))
-            .map_err(|_| DatError::resources(Sub::ResourceMemoryRegion))?;
-        let key_index = u32::try_from(window.0).unwrap_or(0);
+            .map_err(|e| match e {
+                DeviceError::Unsupported => DatError::of(Type::ModelNotSupported),
+                _ => DatError::resources(Sub::ResourceMemoryRegion),
+            })?;
         let res = match handle::reserve(ia.provider_word) {
             Ok(r) => r,
             Err(e) => {
@@ -82,7 +88,7 @@ impl Rmr {
             pz: pz.clone(),
             binding: Mutex::new(None),
             pending: Mutex::new(None),
-            key_index,
+            window,
         });
         st.add_use(pz.handle);
         st.insert(rmr.handle, Object::Rmr(rmr.clone()));
@@ -108,14 +114,14 @@ impl Rmr {
         Ok(p)
     }
 
-    /// Invalidates its key-table entry.
+    /// Frees its memory window: its remote key stops working.
     pub(crate) fn release_keys(&self) {
-        let _ = self.ia.dev.dealloc_window(self.window());
+        let _ = self.ia.dev.dealloc_window(self.window);
     }
 
     /// The device's memory window.
     pub(crate) fn window(&self) -> WindowId {
-        WindowId(u64::from(self.key_index))
+        self.window
     }
 
     /// `dat_rmr_bind`: a bind (or, with a zero length, an unbind) posted on

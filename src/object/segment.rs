@@ -2,7 +2,7 @@
 //! scatter/gather list made of them, shared by EP and SRQ posts.
 
 use crate::error::{DatError, Result, Type};
-use crate::transport::verbs::Sge;
+use crate::transport::api::{KeyFault, Sge};
 
 /// One local segment (`DAT_LMR_TRIPLET`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -25,8 +25,7 @@ pub const MAX_IOV: usize = 8;
 
 /// §3.7 step 6: unknown context or missing right → privileges; another PZ
 /// → protection; outside the LMR → invalid parameter.
-pub fn key_fault(f: crate::keys::KeyFault, argn: u32) -> DatError {
-    use crate::keys::KeyFault;
+pub fn key_fault(f: KeyFault, argn: u32) -> DatError {
     match f {
         KeyFault::Key | KeyFault::Rights => DatError::of(Type::PrivilegesViolation),
         KeyFault::Domain => DatError::of(Type::ProtectionViolation),

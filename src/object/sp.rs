@@ -15,9 +15,8 @@ use crate::object::ep::{self, Ep, NON_PEER_MARK};
 use crate::object::event::{self, Event, EventData};
 use crate::object::ia::{self, Ia};
 use crate::object::{lock_anyway, Evd, Object, EVD_CR_FLAG};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{CmEvent, CmHandler, DeviceError, Listener, QpNum};
-use crate::transport::{self, SockAddrStorage};
+use crate::transport::api::{CmEvent, CmHandler, DeviceError, Listener, QpNum};
+use crate::transport::SockAddrStorage;
 
 /// `DAT_PSP_PROVIDER_FLAG`.
 pub const PSP_PROVIDER: u32 = 1;
@@ -117,11 +116,7 @@ impl Sp {
     ) -> Result<(Arc<Sp>, u64)> {
         let evd = cr_evd(ia, evd)?;
         let any = qual == 0 && matches!(kind, SpKind::Psp { .. });
-        let port = if any {
-            0
-        } else {
-            transport::port_of_qualifier(qual)
-        };
+        let port = if any { 0 } else { ia.dev.port_of_service(qual) };
         let mut st = ia.live_state()?;
         let ty = match kind {
             SpKind::Psp { .. } => HandleType::Psp,
@@ -208,8 +203,8 @@ impl Sp {
         if flags & !PSP_PROVIDER != 0 {
             return Err(DatError::arg(4));
         }
-        // Qualifier 0 (port 0) is "any": only dat_psp_create_any asks for it.
-        if !any && transport::port_of_qualifier(qual) == 0 {
+        // Qualifier 0 is "any": only dat_psp_create_any asks for it.
+        if !any && ia.dev.port_of_service(qual) == 0 {
             return Err(DatError::arg(2));
         }
         let q = if any { 0 } else { qual };
@@ -228,7 +223,7 @@ impl Sp {
     pub fn create_rsp(ia: &Arc<Ia>, qual: u64, ep: Handle, evd: Handle) -> Result<Arc<Sp>> {
         let e = ep::lookup(ep.addr())?;
         ia::same_ia(&e.ia, ia, Sub::HandleEp)?;
-        if transport::port_of_qualifier(qual) == 0 {
+        if ia.dev.port_of_service(qual) == 0 {
             return Err(DatError::arg(2));
         }
         Self::create(ia, qual, evd, SpKind::Rsp, Some(e.arc())).map(|(s, _)| s)

@@ -12,8 +12,7 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::{self, Ia};
 use crate::object::segment::{key_fault, sgl, Segment, MAX_IOV};
 use crate::object::{lock, Object, Pz};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{PostError, RecvWr, Sge, SharedReceiveQueue};
+use crate::transport::api::{DeviceError, PostError, RecvWr, Sge, SharedReceiveQueue};
 
 /// `DAT_SRQ_PARAM` as the core sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,8 +85,11 @@ impl Srq {
         let sge = u32::try_from(max_recv_iov).map_err(|_| DatError::arg(3))?;
         let srq = ia
             .dev
-            .create_srq(crate::transport::verbs::PdId(pz.key_id()), depth, sge)
-            .map_err(|_| DatError::resources(Sub::ResourceSrq))?;
+            .create_srq(crate::transport::api::PdId(pz.key_id()), depth, sge)
+            .map_err(|e| match e {
+                DeviceError::Unsupported => DatError::of(Type::ModelNotSupported),
+                _ => DatError::resources(Sub::ResourceSrq),
+            })?;
         let res = handle::reserve(ia.provider_word)?;
         let s = Arc::new(Srq {
             handle: res.handle(),

@@ -201,7 +201,7 @@ fn lmr_contexts_and_sync_validation() {
     let buf = vec![0u8; 4096];
     let va = buf.as_ptr() as u64;
     let req = |privileges| LmrRequest {
-        mem_type: lmr::MEM_TYPE_VIRTUAL,
+        mem_type: attr::MEM_TYPE_VIRTUAL,
         region: Region::Va(va),
         length: 4096,
         pz: pz.handle,
@@ -241,7 +241,7 @@ fn lmr_from_lmr_outlives_its_base() {
     let base = Lmr::create(
         &ia,
         LmrRequest {
-            mem_type: lmr::MEM_TYPE_VIRTUAL,
+            mem_type: attr::MEM_TYPE_VIRTUAL,
             region: Region::Va(va),
             length: 8192,
             pz: pz.handle,
@@ -252,7 +252,7 @@ fn lmr_from_lmr_outlives_its_base() {
     let derived = Lmr::create(
         &ia,
         LmrRequest {
-            mem_type: lmr::MEM_TYPE_LMR,
+            mem_type: attr::MEM_TYPE_LMR,
             region: Region::Lmr(base.handle),
             length: 0,
             pz: pz.handle,

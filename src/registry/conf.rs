@@ -70,13 +70,10 @@
 //!   is replaced with U+FFFD instead of costing the record. Field 1 stays raw
 //!   bytes.
 
+use crate::transport::{self, AddressFamily, InstanceOptions, TransportKind};
 use std::fmt;
 use std::io;
 use std::path::Path;
-use std::time::Duration;
-
-use crate::transport::iwarp::device::DeviceOptions;
-use crate::transport::AddressFamily;
 
 /// One record of dat.conf that passed validation (field 2 starts with 'u' and field 4 is `default`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -394,10 +391,9 @@ pub struct BuiltinParams {
     pub family: Option<AddressFamily>,
     /// `port=` value, or a bare number after the network device.
     pub port: Option<u32>,
-    /// The transport's instance options (`crc=`, `ack=`, `fpdu=`,
-    /// `rnr_timeout=`, `keepalive=`, `user_timeout=`); defaults for those
-    /// not given.
-    pub options: DeviceOptions,
+    /// The transport's instance options, parsed by the transport's own
+    /// table ([`transport::parse_options`]); defaults for those not given.
+    pub options: InstanceOptions,
     /// Tokens not understood (unknown keys, bad values, extra bare tokens), verbatim.
     pub unknown: Vec<String>,
 }
@@ -405,25 +401,24 @@ pub struct BuiltinParams {
 /// Transports the built-in provider knows.
 const TRANSPORTS: [&str; 3] = ["tcp", "shm", "verbs"];
 
-/// Linux's limits for `TCP_KEEPIDLE`, `TCP_KEEPINTVL` (seconds) and
-/// `TCP_KEEPCNT`; larger values make `setsockopt` fail.
-const MAX_KEEPALIVE_SECS: u64 = 32_767;
-const MAX_KEEPALIVE_COUNT: u64 = 127;
-/// `TCP_USER_TIMEOUT` is an `int` of milliseconds.
-const MAX_USER_TIMEOUT_MS: u64 = i32::MAX as u64;
-
 /// Parses the built-in provider's instance data: whitespace-separated
 /// `transport=`, `netdev=` (alias `if=`), `family=` and `port=` parameters
-/// and the transport's instance options (see [`parse_option`]), or
-/// OFED-style bare words (`"ib0 0"`: first bare word is the network device, a
-/// bare number after the device is the port). A later `key=value` overrides
-/// an earlier one; anything not understood (unknown key, unknown transport or
-/// family, empty value, port that is not a `u32`, malformed or out-of-range
-/// option, surplus bare word) lands in `unknown` verbatim and changes
-/// nothing, so the caller can warn about it.
+/// and the transport's instance options (any other `key=value`, parsed by
+/// the transport named, [`transport::parse_options`]), or OFED-style bare
+/// words (`"ib0 0"`: first bare word is the network device, a bare number
+/// after the device is the port). A later `key=value` overrides an earlier
+/// one; anything not understood (unknown key, unknown transport or family,
+/// empty value, port that is not a `u32`, option the transport does not
+/// take or malformed value, surplus bare word) lands in `unknown`
+/// verbatim, in the order given, and changes nothing, so the caller can
+/// warn about it.
 pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
     let mut params = BuiltinParams::default();
-    for token in instance_data.split_ascii_whitespace() {
+    let tokens: Vec<&str> = instance_data.split_ascii_whitespace().collect();
+    // Indices of the tokens not understood, and of those for the transport.
+    let mut unknown = Vec::new();
+    let mut for_transport = Vec::new();
+    for (i, token) in tokens.iter().copied().enumerate() {
         let understood = match token.split_once('=') {
             Some(("transport", value)) if TRANSPORTS.contains(&value) => {
                 params.transport = Some(value.to_owned());
@@ -437,7 +432,11 @@ pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
                 .map(|f| params.family = Some(f))
                 .is_some(),
             Some(("port", value)) => value.parse().map(|port| params.port = Some(port)).is_ok(),
-            Some((key, value)) => parse_option(key, value, &mut params.options),
+            Some(("transport" | "netdev" | "if", _)) => false,
+            Some(_) => {
+                for_transport.push(i);
+                true
+            }
             None if params.netdev.is_none() => {
                 params.netdev = Some(token.to_owned());
                 true
@@ -448,68 +447,21 @@ pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
             None => false,
         };
         if !understood {
-            params.unknown.push(token.to_owned());
+            unknown.push(i);
         }
     }
+    let kind = params
+        .transport
+        .as_deref()
+        .and_then(TransportKind::parse)
+        .unwrap_or_default();
+    let options: Vec<&str> = for_transport.iter().map(|&i| tokens[i]).collect();
+    let (parsed, refused) = transport::parse_options(kind, &options);
+    params.options = parsed;
+    unknown.extend(refused.into_iter().map(|j| for_transport[j]));
+    unknown.sort_unstable();
+    params.unknown = unknown.into_iter().map(|i| tokens[i].to_owned()).collect();
     params
-}
-
-/// One instance option of the iWARP transport, `key=value`, into `o`;
-/// false (and `o` unchanged) if the key is unknown or the value malformed:
-///
-/// | token | sets |
-/// |---|---|
-/// | `crc=on` / `crc=off` | [`DeviceOptions::crc`] |
-/// | `ack=local` / `ack=read` | [`DeviceOptions::local_completion`] (true / false) |
-/// | `fpdu=mss` / `fpdu=max` | [`DeviceOptions::fpdu_mss`] (true / false) |
-/// | `rnr_timeout=<ms>` | [`DeviceOptions::rnr_timeout`], 0 or more |
-/// | `keepalive=<idle_s>,<interval_s>,<count>` | the three keepalive fields, each 1..=32767 s, count 1..=127 |
-/// | `user_timeout=<ms>` | [`DeviceOptions::user_timeout`], 1..=2147483647 |
-///
-/// Numbers are plain decimal digits (no sign, no blanks, no unit).
-fn parse_option(key: &str, value: &str, o: &mut DeviceOptions) -> bool {
-    match (key, value) {
-        ("crc", "on" | "off") => o.crc = value == "on",
-        ("ack", "local" | "read") => o.local_completion = value == "local",
-        ("fpdu", "mss" | "max") => o.fpdu_mss = value == "mss",
-        ("rnr_timeout", ms) => match bounded(ms, 0, u64::MAX) {
-            Some(ms) => o.rnr_timeout = Duration::from_millis(ms),
-            None => return false,
-        },
-        ("user_timeout", ms) => match bounded(ms, 1, MAX_USER_TIMEOUT_MS) {
-            Some(ms) => o.user_timeout = Duration::from_millis(ms),
-            None => return false,
-        },
-        ("keepalive", v) => {
-            let mut parts = v.split(',');
-            let (Some(idle), Some(interval), Some(count), None) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                return false;
-            };
-            let (Some(idle), Some(interval), Some(count)) = (
-                bounded(idle, 1, MAX_KEEPALIVE_SECS),
-                bounded(interval, 1, MAX_KEEPALIVE_SECS),
-                bounded(count, 1, MAX_KEEPALIVE_COUNT),
-            ) else {
-                return false;
-            };
-            o.keepalive_idle = Duration::from_secs(idle);
-            o.keepalive_interval = Duration::from_secs(interval);
-            // count ≤ 127.
-            o.keepalive_count = count as u32;
-        }
-        _ => return false,
-    }
-    true
-}
-
-/// A plain decimal number (digits only) within `min..=max`.
-fn bounded(digits: &str, min: u64, max: u64) -> Option<u64> {
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok().filter(|n| (min..=max).contains(n))
 }
 
 /// True when field 5 names the built-in provider (basename `libdat.so.1`, `libdat.so`, or exactly `builtin`).
@@ -1079,11 +1031,23 @@ mod tests {
         assert_eq!(p.port, Some(2));
     }
 
+    /// The options the TCP transport's table makes of `tokens`.
+    fn tcp_options(tokens: &[&str]) -> InstanceOptions {
+        let (o, unknown) = transport::parse_options(TransportKind::Tcp, tokens);
+        assert!(unknown.is_empty(), "{unknown:?}");
+        o
+    }
+
+    fn option(p: &BuiltinParams, name: &str) -> String {
+        let values = p.options.values();
+        let v = values.iter().find(|(n, _)| *n == name);
+        v.map(|(_, v)| v.clone()).unwrap_or_default()
+    }
+
     #[test]
     fn builtin_instance_options() {
-        let defaults = DeviceOptions::default();
         let p = parse_builtin_params("");
-        assert_eq!(p.options, defaults);
+        assert_eq!(p.options, InstanceOptions::default());
         assert_eq!(p.family, None);
 
         let p = parse_builtin_params(
@@ -1093,85 +1057,54 @@ mod tests {
         assert!(p.unknown.is_empty(), "{:?}", p.unknown);
         assert_eq!(p.netdev.as_deref(), Some("eth0"));
         assert_eq!(p.family, Some(AddressFamily::Inet6));
-        let o = p.options;
-        assert!(o.crc && o.local_completion && o.fpdu_mss);
-        assert_eq!(o.rnr_timeout, Duration::from_millis(250));
-        assert_eq!(o.keepalive_idle, Duration::from_secs(30));
-        assert_eq!(o.keepalive_interval, Duration::from_secs(5));
-        assert_eq!(o.keepalive_count, 3);
-        assert_eq!(o.user_timeout, Duration::from_millis(60_000));
+        assert_eq!(
+            p.options,
+            tcp_options(&[
+                "crc=on",
+                "ack=local",
+                "fpdu=mss",
+                "rnr_timeout=250",
+                "keepalive=30,5,3",
+                "user_timeout=60000"
+            ])
+        );
+        assert_eq!(option(&p, "keepalive"), "30,5,3");
 
-        // The other value of each switch, and a later token overriding.
+        // A later token overriding.
         let p = parse_builtin_params("crc=on crc=off ack=local ack=read fpdu=mss fpdu=max");
         assert!(p.unknown.is_empty(), "{:?}", p.unknown);
-        assert_eq!(p.options, defaults);
+        assert_eq!(p.options, InstanceOptions::default());
         assert_eq!(
             parse_builtin_params("family=inet6 family=inet").family,
             Some(AddressFamily::Inet)
         );
 
-        // Edges of the ranges.
-        let o = parse_builtin_params("rnr_timeout=0 keepalive=1,1,1 user_timeout=1").options;
-        assert_eq!(o.rnr_timeout, Duration::ZERO);
-        assert_eq!(
-            (o.keepalive_idle, o.keepalive_interval, o.keepalive_count),
-            (Duration::from_secs(1), Duration::from_secs(1), 1)
-        );
-        assert_eq!(o.user_timeout, Duration::from_millis(1));
-        let o = parse_builtin_params(
-            "rnr_timeout=18446744073709551615 keepalive=32767,32767,127 user_timeout=2147483647",
-        )
-        .options;
-        assert_eq!(o.rnr_timeout, Duration::from_millis(u64::MAX));
-        assert_eq!(o.keepalive_idle, Duration::from_secs(32_767));
-        assert_eq!(o.keepalive_interval, Duration::from_secs(32_767));
-        assert_eq!(o.keepalive_count, 127);
-        assert_eq!(o.user_timeout, Duration::from_millis(2_147_483_647));
-
-        // Options mix with OFED bare words.
+        // Options mix with OFED bare words, before or after transport=.
         let p = parse_builtin_params("ib0 0 crc=on");
         assert_eq!((p.netdev.as_deref(), p.port), (Some("ib0"), Some(0)));
-        assert!(p.options.crc && p.unknown.is_empty());
+        assert!(p.unknown.is_empty());
+        assert_eq!(option(&p, "crc"), "on");
+        let p = parse_builtin_params("crc=on transport=tcp");
+        assert_eq!(p.options, tcp_options(&["crc=on"]));
     }
 
     #[test]
     fn builtin_bad_options_are_unknown_and_change_nothing() {
         let bad = [
             "crc=yes",
-            "crc=ON",
-            "crc=",
             "crc",
             "ack=remote",
-            "ack=",
-            "fpdu=1500",
             "fpdu=",
-            "rnr_timeout=",
             "rnr_timeout=-1",
-            "rnr_timeout=+5",
-            "rnr_timeout=1.5",
-            "rnr_timeout=10ms",
-            "rnr_timeout=18446744073709551616",
-            "keepalive=",
-            "keepalive=30",
             "keepalive=30,5",
-            "keepalive=30,5,3,1",
-            "keepalive=30,5,",
-            "keepalive=,5,3",
-            "keepalive=0,5,3",
-            "keepalive=30,0,3",
-            "keepalive=30,5,0",
-            "keepalive=32768,5,3",
-            "keepalive=30,32768,3",
-            "keepalive=30,5,128",
-            "keepalive=30,x,3",
             "keepalive=30 ,5,3",
             "user_timeout=0",
-            "user_timeout=2147483648",
-            "user_timeout=-1",
-            "user_timeout=",
             "family=inet4",
             "family=INET6",
             "family=",
+            "transport=ib",
+            "transport=",
+            "if=",
             "mtu=1500",
         ];
         for token in bad {
@@ -1179,15 +1112,25 @@ mod tests {
             // "keepalive=30 ,5,3" is two tokens, both unknown.
             let tokens: Vec<&str> = token.split_ascii_whitespace().collect();
             assert_eq!(p.unknown, tokens, "{token}");
-            assert_eq!(p.options, DeviceOptions::default(), "{token}");
+            assert_eq!(p.options, InstanceOptions::default(), "{token}");
             assert_eq!(p.family, None, "{token}");
+            assert_eq!(p.transport, None, "{token}");
             assert_eq!(p.netdev.as_deref(), Some("eth0"), "{token}");
         }
-        // A bad token leaves an earlier good one in force.
-        let p = parse_builtin_params("crc=on crc=maybe keepalive=9,9,9 keepalive=9,9");
-        assert!(p.options.crc);
-        assert_eq!(p.options.keepalive_idle, Duration::from_secs(9));
-        assert_eq!(p.unknown, ["crc=maybe", "keepalive=9,9"]);
+        // A bad token leaves an earlier good one in force; the unknown
+        // tokens keep their order, generic or the transport's.
+        let p = parse_builtin_params("crc=on crc=maybe keepalive=9,9,9 ib0 1 x keepalive=9,9");
+        assert_eq!(p.options, tcp_options(&["crc=on", "keepalive=9,9,9"]));
+        assert_eq!(p.unknown, ["crc=maybe", "x", "keepalive=9,9"]);
+    }
+
+    /// A transport this build does not have takes no options: they are
+    /// reported (its IA does not open either).
+    #[test]
+    fn options_for_a_transport_without_them_are_unknown() {
+        let p = parse_builtin_params("crc=on transport=shm if=lo");
+        assert_eq!(p.unknown, ["crc=on"]);
+        assert!(p.options.values().is_empty());
     }
 
     #[test]

@@ -1,15 +1,21 @@
 //! Transports: how the DAT layer reaches a network.
 //!
-//! - [`verbs`]: the queue-pair interface every transport implements
+//! - [`api`]: the queue-pair interface every transport implements
 //!   (verbs + rdma_cm shaped: devices, protection domains, memory
 //!   registrations and windows, completion queues, shared receive queues,
 //!   queue pairs, listeners, progress).
+//! - [`open`]: the one place that turns a [`DeviceConfig`] into a device
+//!   of the transport it names; [`parse_options`] hands a transport its
+//!   instance options ([`options`]: each transport declares them in a
+//!   table it owns).
 //! - [`Capabilities`]: what a device can do; the DAT layer derives every
 //!   `dat_ia_query` attribute from it.
 //! - [`memcheck`]: whether memory can be registered (mapped, readable,
 //!   writable, shared), without reading `/proc/self/maps`.
-//! - Addressing: the IA address of a device configuration, the Linux
-//!   `sockaddr` layout, and the DAT connection qualifier → TCP port map.
+//! - Addressing: the IA address of a device configuration and the Linux
+//!   `sockaddr` layout.
+//! - The TCP transport's own facts, for now beside it: [`tcp_options`],
+//!   [`tcp_capabilities`], and how it maps service ids to ports.
 //!
 //! ```text
 //!   DAT object layer (EP, PSP/RSP/CR, LMR/RMR, EVD)
@@ -19,14 +25,22 @@
 //! ```
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
+use std::sync::Arc;
 
-use crate::error::{DatError, Result, Sub};
+use crate::error::{DatError, Result, Sub, Type};
+use api::Device;
+pub use options::InstanceOptions;
+pub use tcp_capabilities::{software_capabilities, SOFTWARE_CAPABILITIES};
 
+pub mod api;
 pub mod iwarp;
 pub mod memcheck;
 pub mod memio;
+pub mod options;
 mod sys;
-pub mod verbs;
+pub mod tcp_capabilities;
+pub mod tcp_options;
+mod tcp_ports;
 
 /// What a device can do, in transport terms (like verbs' device
 /// attributes). The DAT layer derives every `dat_ia_query` attribute from
@@ -59,9 +73,10 @@ pub struct Capabilities {
     /// Largest message (send) and RDMA transfer.
     pub max_msg_size: u64,
     pub max_rdma_size: u64,
-    /// Memory windows.
+    /// Memory windows (0: the transport has none).
     pub max_mw: u32,
-    /// Shared receive queues, receives per SRQ, queue pairs per SRQ.
+    /// Shared receive queues (0: the transport has none), receives per
+    /// SRQ, queue pairs per SRQ.
     pub max_srq: u32,
     pub max_srq_wr: u32,
     pub max_qp_per_srq: u32,
@@ -71,99 +86,17 @@ pub struct Capabilities {
     pub max_ord: u32,
     pub max_ird_total: u32,
     pub max_ord_total: u32,
-    /// Connection private data, bytes.
+    /// Connection private data the consumer may send with a connect,
+    /// accept or reject, bytes.
     pub max_private_data: u32,
     /// Completion features.
     pub solicited_events: bool,
     pub unsignalled: bool,
     pub fence: bool,
-    /// Shared receive queues exist.
-    pub srq: bool,
     /// Several paths per connection.
     pub multipath: bool,
     /// Best buffer alignment, bytes.
     pub buffer_alignment: u32,
-}
-
-/// The software transports' capabilities with the smallest queue limits
-/// they ever offer (what the DAT-era hardware offered, rulings: transport
-/// limits); [`software_capabilities`] sizes the queues from the host's
-/// memory.
-pub const SOFTWARE_CAPABILITIES: Capabilities = Capabilities {
-    vendor: "udapl-rs software RDMA",
-    hw_version: (1, 0),
-    fw_version: (1, 0),
-    max_qp: 65_536,
-    max_qp_wr: MIN_QUEUE_WR,
-    // The iWARP engine's work requests carry up to 8 elements.
-    max_sge: 8,
-    max_sge_rd: 8,
-    max_sge_wr: 8,
-    max_cq: 65_536,
-    max_cqe: 1 << 24,
-    max_mr: 262_144,
-    max_mr_size: 1 << 40,
-    max_va: (1 << 47) - 1,
-    max_pd: 65_536,
-    max_msg_size: 1 << 31,
-    max_rdma_size: 1 << 31,
-    max_mw: 262_144,
-    max_srq: 4_096,
-    max_srq_wr: MIN_QUEUE_WR,
-    max_qp_per_srq: 65_536,
-    max_ird: 64,
-    max_ord: 64,
-    max_ird_total: 65_536,
-    max_ord_total: 65_536,
-    // 256 bytes on the wire less the MPA IRD/ORD word.
-    max_private_data: 252,
-    solicited_events: true,
-    unsignalled: true,
-    fence: true,
-    srq: true,
-    multipath: false,
-    buffer_alignment: 64,
-};
-
-/// The fewest work requests a software queue offers.
-pub const MIN_QUEUE_WR: u32 = 65_536;
-/// The most, however large the host.
-pub const MAX_QUEUE_WR: u32 = 1 << 20;
-
-/// The software transports' capabilities on this host: a queue may be as
-/// deep as lets one queue pair with full send and receive queues (their
-/// entries and completions, [`iwarp::QUEUE_ENTRY_BYTES`] each) use 1/64 of
-/// physical memory, between [`MIN_QUEUE_WR`] and [`MAX_QUEUE_WR`]. A
-/// queue's memory is written only as deep as it has been used
-/// ([`crate::ring`]), so a deep queue costs what it holds.
-pub fn software_capabilities() -> &'static Capabilities {
-    static CAPS: std::sync::OnceLock<Capabilities> = std::sync::OnceLock::new();
-    CAPS.get_or_init(|| {
-        // Physical memory, from /proc/meminfo's MemTotal (kB); the least
-        // depth when it cannot be read.
-        let mem = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|m| {
-                m.lines()
-                    .find_map(|l| l.strip_prefix("MemTotal:"))
-                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            })
-            .map_or(0, |kb| kb * 1024);
-        let depth = queue_depth_for(mem);
-        Capabilities {
-            max_qp_wr: depth,
-            max_srq_wr: depth,
-            ..SOFTWARE_CAPABILITIES
-        }
-    })
-}
-
-/// [`software_capabilities`]' queue depth for `mem` bytes of memory.
-pub fn queue_depth_for(mem: u64) -> u32 {
-    let depth = mem / 64 / iwarp::QUEUE_ENTRY_BYTES as u64;
-    u32::try_from(depth)
-        .unwrap_or(u32::MAX)
-        .clamp(MIN_QUEUE_WR, MAX_QUEUE_WR)
 }
 
 /// Which transport an IA names (`transport=` in dat.conf). `shm` and
@@ -200,6 +133,15 @@ impl TransportKind {
         }
     }
 
+    /// What an IA reports as its transport (the protocol it speaks).
+    pub fn describe(self) -> &'static str {
+        match self {
+            TransportKind::Tcp => "iwarp-tcp",
+            TransportKind::Shm => "shm",
+            TransportKind::Verbs => "verbs",
+        }
+    }
+
     /// Why an IA naming this transport cannot open, or `None` if this
     /// build has it.
     pub fn unavailable(self) -> Option<&'static str> {
@@ -208,13 +150,6 @@ impl TransportKind {
             TransportKind::Shm => Some("the shared-memory transport is not in this build"),
             TransportKind::Verbs => Some("the rdma-core verbs transport is not in this build"),
         }
-    }
-
-    /// The capabilities of this transport's devices.
-    pub fn capabilities(self) -> &'static Capabilities {
-        // Every transport of this build is a software one; the verbs
-        // transport will report its device's attributes.
-        software_capabilities()
     }
 }
 
@@ -257,8 +192,38 @@ pub struct DeviceConfig {
     pub family: Option<AddressFamily>,
     /// RDMA port number (verbs).
     pub port: u32,
-    /// How the iWARP device behaves on the wire (instance options).
-    pub options: iwarp::device::DeviceOptions,
+    /// The transport's own instance options ([`parse_options`]).
+    pub options: InstanceOptions,
+}
+
+/// Parses the instance options of transport `kind` from `tokens` (the
+/// `key=value` tokens of the built-in instance data that are not generic)
+/// with the table that transport owns. Returns the options, for
+/// [`open`], and the indices of the tokens not understood.
+pub fn parse_options(kind: TransportKind, tokens: &[&str]) -> (InstanceOptions, Vec<usize>) {
+    options::parse(kind, tokens)
+}
+
+/// Opens the device `cfg` names: the one place that knows which transport
+/// implements which [`TransportKind`]. Returns the device and the IA
+/// address (`DAT_PROVIDER_NOT_FOUND` for a transport this build does not
+/// have; `DAT_INSUFFICIENT_RESOURCES` if the network interface has no
+/// address).
+pub fn open(cfg: &DeviceConfig) -> Result<(Arc<dyn Device>, SocketAddr)> {
+    match cfg.transport {
+        TransportKind::Tcp => {
+            let address = resolve_address(cfg)?;
+            let opts = match cfg.options.0 {
+                options::Parsed::Tcp(o) => o,
+                options::Parsed::None => tcp_options::DeviceOptions::default(),
+            };
+            let caps = *software_capabilities();
+            let dev: Arc<dyn Device> =
+                iwarp::device::IwarpDevice::open_with(address.ip(), caps, opts);
+            Ok((dev, address))
+        }
+        TransportKind::Shm | TransportKind::Verbs => Err(DatError::of(Type::ProviderNotFound)),
+    }
 }
 
 /// The IA address for a device configuration: the loopback address, or the
@@ -411,35 +376,9 @@ impl SockAddrStorage {
     }
 }
 
-/// The TCP port of a DAT connection qualifier: a qualifier that fits in 16
-/// bits is the port; a larger one maps to `q % 32001 + 33534`, as OFED's
-/// dapl rdma_cm provider does, so that peers running real dapl over iWARP
-/// find each other. (Two large qualifiers can share a port.)
-pub fn port_of_qualifier(q: u64) -> u16 {
-    match u16::try_from(q) {
-        Ok(p) => p,
-        // q % 32001 < 32001, so the sum is below 65535.
-        Err(_) => (q % 32_001 + 33_534) as u16,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Issue 17, finding 2 (rulings: transport limits): a benchmark of the
-    /// DAT era asks for 50,000 outstanding requests per queue; the limit
-    /// was 16,384.
-    #[test]
-    fn queue_limits_come_from_memory_and_are_at_least_the_hardware_s() {
-        assert_eq!(queue_depth_for(0), MIN_QUEUE_WR);
-        assert_eq!(queue_depth_for(1 << 30), MIN_QUEUE_WR, "a 1 GiB guest");
-        let d = queue_depth_for(24 << 30);
-        assert!(d > 500_000 && d < MAX_QUEUE_WR, "24 GiB: {d}");
-        assert_eq!(queue_depth_for(1 << 40), MAX_QUEUE_WR);
-        let c = software_capabilities();
-        assert!(c.max_qp_wr >= 65_535 && c.max_srq_wr == c.max_qp_wr);
-    }
 
     #[test]
     fn sockaddr_storage_round_trips_both_families() {
@@ -454,22 +393,6 @@ mod tests {
         sa.bytes[0..2].copy_from_slice(&1u16.to_ne_bytes()); // AF_UNIX
         assert_eq!(sa.to_socket_addr(), None);
         assert_eq!(SockAddrStorage::len_of_family(1), None);
-    }
-
-    #[test]
-    fn qualifiers_map_to_ports_as_ofed_dapl() {
-        assert_eq!(port_of_qualifier(0), 0);
-        assert_eq!(port_of_qualifier(4791), 4791);
-        assert_eq!(port_of_qualifier(65_535), 65_535);
-        assert_eq!(port_of_qualifier(65_536), (65_536 % 32_001 + 33_534) as u16);
-        assert_eq!(
-            port_of_qualifier(u64::MAX),
-            (u64::MAX % 32_001 + 33_534) as u16
-        );
-        for q in [70_000u64, 1 << 40, 123_456_789] {
-            let p = port_of_qualifier(q);
-            assert!((33_534..65_535).contains(&p));
-        }
     }
 
     fn ifaddr(name: &str, up: bool, loopback: bool, ip: &str, scope_id: u32) -> sys::IfAddr {

@@ -29,11 +29,12 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
-use udapl::transport::verbs::{
+use udapl::transport::api::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
+use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::tcp_options::DeviceOptions;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 pub const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);

@@ -9,8 +9,8 @@ use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::Handle;
 use crate::object::event::{self, Event, EventData};
 use crate::object::{lock_anyway, Evd};
-use crate::transport::verbs::{CmEvent, CmHandler, DeviceError, QpNum, QueuePair};
-use crate::transport::{self, SockAddrStorage};
+use crate::transport::api::{CmEvent, CmHandler, DeviceError, QpNum, QueuePair};
+use crate::transport::SockAddrStorage;
 
 use super::attr::{QOS_BEST_EFFORT, QOS_DEFINED};
 use super::{device_error, state_error, Ep, EpState, Exposed};
@@ -71,7 +71,7 @@ impl Ep {
         } else {
             Duration::from_micros(u64::from(timeout_us))
         };
-        let port = transport::port_of_qualifier(qual);
+        let port = self.ia.dev.port_of_service(qual);
         if let Err(e) = qp.connect(remote, port, private_data, timeout) {
             let i = lock_anyway(&self.inner);
             if self.state() == EpState::ActiveConnectionPending {

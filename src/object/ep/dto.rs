@@ -13,8 +13,8 @@ use crate::handle::{self, Handle};
 use crate::object::event::{self, Credit, Event, EventData};
 use crate::object::segment::{key_fault, sgl, RemoteSegment, Segment, MAX_IOV};
 use crate::object::{lock_anyway, Rmr};
-use crate::transport::verbs::{
-    Access, BindWr, PostError, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
+use crate::transport::api::{
+    Access, BindWr, PdId, PostError, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
 
 use super::{state_error, Ep, EpAttr, EpState};
@@ -445,8 +445,8 @@ impl Ep {
     fn check_segments(&self, sgl: &[Sge], need: Access, pz: Option<u64>) -> Result<()> {
         for s in sgl {
             self.ia
-                .keys()
-                .check_local(s.lkey, s.addr, s.len, need, pz)
+                .dev
+                .check_local(s.lkey, s.addr, s.len, need, pz.map(PdId))
                 .map_err(|f| key_fault(f, 2))?;
         }
         Ok(())

@@ -18,8 +18,7 @@ use crate::object::ia::{self, Ia};
 use crate::object::srq::Srq;
 use crate::object::{lock, lock_anyway, Evd, Object, Pz};
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
-use crate::transport::verbs::Device;
-use crate::transport::verbs::{CompletionQueue, DeviceError, PdId, QpConfig, QpNum, QueuePair};
+use crate::transport::api::{CompletionQueue, DeviceError, PdId, QpConfig, QpNum, QueuePair};
 use crate::transport::SockAddrStorage;
 
 mod attr;
@@ -205,6 +204,7 @@ fn device_error(e: DeviceError) -> DatError {
         DeviceError::NotFound | DeviceError::Busy | DeviceError::State => {
             DatError::of(Type::InvalidState)
         }
+        DeviceError::Unsupported => DatError::of(Type::ModelNotSupported),
     }
 }
 

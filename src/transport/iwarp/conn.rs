@@ -74,7 +74,7 @@ use std::collections::TryReserveError;
 
 use crate::keys::{KeyFault, KeyTable, Rights};
 use crate::ring::{Fifo, SeqRing};
-use crate::transport::verbs::{PostError, QpNum, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus};
+use crate::transport::api::{PostError, QpNum, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus};
 
 use super::wire::{
     self, DdpTagged, DdpUntagged, FpduError, FpduTx, Header, RdmapOperation, RdmapProtection,

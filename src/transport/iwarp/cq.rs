@@ -39,7 +39,7 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 use super::progress::{self, Reg, Run, Source};
 use crate::ring::{Fifo, ResizeError};
 use crate::sync::lock_anyway;
-use crate::transport::verbs::{CompletionQueue, DeviceError, Wc, WcOp, WcStatus};
+use crate::transport::api::{CompletionQueue, DeviceError, Wc, WcOp, WcStatus};
 
 /// Something whose engine produces completions for a queue: a queue pair.
 pub trait Feeder: Send + Sync {
@@ -511,7 +511,7 @@ impl Source for Cq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::verbs::WcOp;
+    use crate::transport::api::WcOp;
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     use std::sync::atomic::AtomicUsize;
 

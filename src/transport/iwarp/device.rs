@@ -1,4 +1,4 @@
-//! The iWARP device over real sockets: implements [`verbs::Device`],
+//! The iWARP device over real sockets: implements [`api::Device`],
 //! [`QueuePair`], [`Listener`] and the CQ feeders with `setup` (MPA
 //! connection setup) and `conn` (the protocol engine), moving bytes with
 //! `memio`.
@@ -59,13 +59,14 @@ use super::setup::{
 use super::wire::{FpduReader, RxEvent, RxNeed, Segment};
 use crate::keys::{KeyTable, Region};
 use crate::sync::lock_anyway as lock;
-use crate::transport::memcheck::{self, Need};
-use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
-use crate::transport::verbs::{
-    Access, BindWr, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, Listener,
+use crate::transport::api::{
+    Access, BindWr, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, KeyFault, Listener,
     MemoryRegion, PdId, PostError, QpConfig, QpNum, QpState, QueuePair, RecvWr, SendWr,
     SharedReceiveQueue, Wc, WcOp, WcStatus, WindowId,
 };
+use crate::transport::memcheck::{self, Need};
+use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
+use crate::transport::tcp_options::DeviceOptions;
 use crate::transport::Capabilities;
 
 /// Largest FPDU this device sends.
@@ -75,71 +76,6 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a Send that found no posted receive waits for one, unless
 /// [`IwarpDevice::set_rnr_timeout`] says otherwise.
 pub const DEFAULT_RNR_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// How an [`IwarpDevice`] behaves on the wire (dat.conf instance options).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceOptions {
-    /// Ask for CRC32c on every FPDU (`crc=on`). A peer's request turns it
-    /// on regardless.
-    pub crc: bool,
-    /// Complete Sends and RDMA Writes when handed to TCP (iWARP's local
-    /// completion, `ack=local`) instead of acknowledging them with
-    /// zero-length reads, for peers that never answer one.
-    pub local_completion: bool,
-    /// Size FPDUs to the connection's TCP MSS (`fpdu=mss`) instead of the
-    /// 16-bit limit.
-    pub fpdu_mss: bool,
-    /// How long a Send that found no posted receive holds its connection.
-    pub rnr_timeout: Duration,
-    /// Silence after which TCP keepalive probes start, the time between
-    /// probes and how many go unanswered before the connection is broken.
-    pub keepalive_idle: Duration,
-    pub keepalive_interval: Duration,
-    pub keepalive_count: u32,
-    /// How long sent data may stay unacknowledged before the connection is
-    /// broken (`TCP_USER_TIMEOUT`).
-    pub user_timeout: Duration,
-}
-
-impl DeviceOptions {
-    /// The options as dat.conf instance data spells them, in this order:
-    /// `crc`, `ack`, `fpdu`, `rnr_timeout` (ms), `keepalive`
-    /// (`idle_s,interval_s,count`), `user_timeout` (ms).
-    pub fn conf_values(&self) -> [(&'static str, String); 6] {
-        let pick = |b: bool, yes: &str, no: &str| if b { yes } else { no }.to_string();
-        [
-            ("crc", pick(self.crc, "on", "off")),
-            ("ack", pick(self.local_completion, "local", "read")),
-            ("fpdu", pick(self.fpdu_mss, "mss", "max")),
-            ("rnr_timeout", self.rnr_timeout.as_millis().to_string()),
-            (
-                "keepalive",
-                format!(
-                    "{},{},{}",
-                    self.keepalive_idle.as_secs(),
-                    self.keepalive_interval.as_secs(),
-                    self.keepalive_count
-                ),
-            ),
-            ("user_timeout", self.user_timeout.as_millis().to_string()),
-        ]
-    }
-}
-
-impl Default for DeviceOptions {
-    fn default() -> Self {
-        DeviceOptions {
-            crc: false,
-            local_completion: false,
-            fpdu_mss: false,
-            rnr_timeout: DEFAULT_RNR_TIMEOUT,
-            keepalive_idle: Duration::from_secs(10),
-            keepalive_interval: Duration::from_secs(2),
-            keepalive_count: 5,
-            user_timeout: Duration::from_secs(20),
-        }
-    }
-}
 
 /// An opened software RDMA NIC speaking iWARP over TCP.
 pub struct IwarpDevice {
@@ -560,6 +496,59 @@ fn set_linger_zero(stream: &TcpStream) {
     }
 }
 
+impl IwarpDevice {
+    /// A key-table entry for `[addr, addr + len)` in `pd` (checked by the
+    /// caller), with a remote key when `access` grants remote rights.
+    fn add_registration(
+        &self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError> {
+        let (idx, lkey) = self
+            .keys
+            .register(Region {
+                addr,
+                len,
+                rights: access,
+                pz: pd.0,
+            })
+            .map_err(|_| DeviceError::Resources)?;
+        let rkey = if access.is_remote() {
+            match self.keys.grant_remote(idx, addr, len, access) {
+                Ok(k) => k,
+                Err(_) => {
+                    self.keys.deregister(idx);
+                    return Err(DeviceError::Resources);
+                }
+            }
+        } else {
+            0
+        };
+        Ok(MemoryRegion {
+            lkey,
+            rkey,
+            addr,
+            len,
+            id: u64::from(idx),
+        })
+    }
+}
+
+/// The memory of a registration is mapped, readable, writable when `access`
+/// grants writes, and shared between processes when `shared`.
+fn check_memory(addr: u64, len: u64, access: Access, shared: bool) -> Result<(), DeviceError> {
+    if len == 0 {
+        return Ok(());
+    }
+    let need = Need {
+        write: access.contains(Access::LOCAL_WRITE) || access.contains(Access::REMOTE_WRITE),
+        shared,
+    };
+    memcheck::check(addr, len, need).map_err(DeviceError::Memory)
+}
+
 impl Device for IwarpDevice {
     fn capabilities(&self) -> &Capabilities {
         &self.caps
@@ -593,41 +582,31 @@ impl Device for IwarpDevice {
         access: Access,
     ) -> Result<MemoryRegion, DeviceError> {
         self.check_pd(pd)?;
-        if len > 0 {
-            let need = Need {
-                write: access.contains(Access::LOCAL_WRITE)
-                    || access.contains(Access::REMOTE_WRITE),
-                shared: false,
-            };
-            memcheck::check(addr, len, need).map_err(DeviceError::Memory)?;
-        }
-        let (idx, lkey) = self
-            .keys
-            .register(Region {
-                addr,
-                len,
-                rights: access,
-                pz: pd.0,
-            })
-            .map_err(|_| DeviceError::Resources)?;
-        let rkey = if access.is_remote() {
-            match self.keys.grant_remote(idx, addr, len, access) {
-                Ok(k) => k,
-                Err(_) => {
-                    self.keys.deregister(idx);
-                    return Err(DeviceError::Resources);
-                }
-            }
-        } else {
-            0
-        };
-        Ok(MemoryRegion {
-            lkey,
-            rkey,
-            addr,
-            len,
-            id: u64::from(idx),
-        })
+        check_memory(addr, len, access, false)?;
+        self.add_registration(pd, addr, len, access)
+    }
+
+    /// Refuses memory that is not shared between processes.
+    fn register_shared(
+        &self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError> {
+        self.check_pd(pd)?;
+        check_memory(addr, len, access, true)?;
+        self.add_registration(pd, addr, len, access)
+    }
+
+    fn register_same(
+        &self,
+        base: &MemoryRegion,
+        pd: PdId,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError> {
+        self.check_pd(pd)?;
+        self.add_registration(pd, base.addr, base.len, access)
     }
 
     /// Refused (`Busy`) while a window is bound to the registration.
@@ -639,6 +618,25 @@ impl Device for IwarpDevice {
         }
         self.keys.deregister(idx);
         Ok(())
+    }
+
+    /// The key table's check, as the engine applies it to a post.
+    fn check_local(
+        &self,
+        lkey: u32,
+        addr: u64,
+        len: u64,
+        need: Access,
+        pd: Option<PdId>,
+    ) -> Result<(), KeyFault> {
+        self.keys
+            .check_local(lkey, addr, len, need, pd.map(|p| p.0))
+            .map(|_| ())
+    }
+
+    /// As OFED's dapl maps DAT connection qualifiers to TCP ports.
+    fn port_of_service(&self, service: u64) -> u16 {
+        crate::transport::tcp_ports::port_of_service(service)
     }
 
     /// A window is a key-table entry in `pd` with no key until bound.
@@ -3089,7 +3087,7 @@ impl Drop for IwarpQp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::verbs::{SendOp, Sge};
+    use crate::transport::api::{SendOp, Sge};
     use crate::transport::SOFTWARE_CAPABILITIES;
     use std::net::Ipv4Addr;
 

@@ -21,4 +21,4 @@ pub mod wire;
 /// a send-queue entry, a receive-queue entry and a completion for each.
 pub const QUEUE_ENTRY_BYTES: usize = conn::SQ_ENTRY_BYTES
     + conn::RQ_ENTRY_BYTES
-    + 2 * std::mem::size_of::<crate::transport::verbs::Wc>();
+    + 2 * std::mem::size_of::<crate::transport::api::Wc>();

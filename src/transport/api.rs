@@ -36,7 +36,7 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::keys::KeyFault;
+pub use crate::keys::KeyFault;
 pub use crate::keys::Rights as Access;
 
 use super::Capabilities;
@@ -161,6 +161,9 @@ pub enum DeviceError {
     Busy,
     /// The call does not fit the object's state.
     State,
+    /// The device does not implement this (e.g. memory windows or shared
+    /// receive queues on a transport without them).
+    Unsupported,
 }
 
 /// What a completion is for.
@@ -413,8 +416,12 @@ pub trait QueuePair: Send + Sync {
     /// Posts to the receive queue (not allowed with an SRQ).
     fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError>;
     /// Posts a memory-window bind; returns the window's new remote key,
-    /// valid once the bind has executed.
-    fn post_bind(&self, wr: &BindWr) -> Result<u32, PostError>;
+    /// valid once the bind has executed. A transport without memory
+    /// windows keeps the default: `Unsupported`.
+    fn post_bind(&self, wr: &BindWr) -> Result<u32, PostError> {
+        let _ = wr;
+        Err(PostError::Unsupported)
+    }
 
     /// Starts connecting to `remote` (its port is ignored) at `port`.
     fn connect(
@@ -450,15 +457,28 @@ pub trait Listener: Send + Sync {
 }
 
 /// An opened adapter.
+///
+/// What a transport may lack has a default that says so: memory windows
+/// and shared receive queues answer [`DeviceError::Unsupported`] (and the
+/// transport's [`Capabilities`] say `max_mw` / `max_srq` = 0), so a small
+/// transport implements only the rest.
 pub trait Device: Send + Sync {
     fn capabilities(&self) -> &Capabilities;
     /// The address peers connect to.
     fn address(&self) -> SocketAddr;
 
+    /// The port (in the transport's port space, as rdma_cm's) that a
+    /// 64-bit service id — the DAT connection qualifier — names on this
+    /// device: what [`Device::listen`] and [`QueuePair::connect`] take.
+    /// Service id 0 names port 0 (any port).
+    fn port_of_service(&self, service: u64) -> u16;
+
     fn alloc_pd(&self) -> Result<PdId, DeviceError>;
     fn dealloc_pd(&self, pd: PdId) -> Result<(), DeviceError>;
 
-    /// Registers `[addr, addr + len)` in `pd` with `access`.
+    /// Registers `[addr, addr + len)` in `pd` with `access`. The transport
+    /// checks what it needs of the memory (mapped, readable, writable when
+    /// write access is asked for): [`DeviceError::Memory`] otherwise.
     fn register(
         &self,
         pd: PdId,
@@ -466,11 +486,56 @@ pub trait Device: Send + Sync {
         len: u64,
         access: Access,
     ) -> Result<MemoryRegion, DeviceError>;
+    /// Registers memory that other processes map too (DAT's shared
+    /// virtual memory): as [`Device::register`], and a transport that
+    /// shares memory between processes refuses memory that is not shared
+    /// ([`crate::transport::memcheck::Fault::NotShared`]).
+    fn register_shared(
+        &self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError> {
+        self.register(pd, addr, len, access)
+    }
+    /// Registers again the memory `base` covers, in `pd` with `access`:
+    /// a registration of its own with its own keys; the memory is not
+    /// checked again.
+    fn register_same(
+        &self,
+        base: &MemoryRegion,
+        pd: PdId,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError> {
+        self.register(pd, base.addr, base.len, access)
+    }
     /// Revokes a registration: both keys stop working at once.
     fn deregister(&self, mr: &MemoryRegion) -> Result<(), DeviceError>;
 
-    fn alloc_window(&self, pd: PdId) -> Result<WindowId, DeviceError>;
-    fn dealloc_window(&self, w: WindowId) -> Result<(), DeviceError>;
+    /// Checks a local use of memory as a post would: `lkey` names a live
+    /// registration (of `pd`, when given) that covers `[addr, addr + len)`
+    /// and grants `need`. Takes no lock: it is on the data path of posts
+    /// the transport does not see.
+    fn check_local(
+        &self,
+        lkey: u32,
+        addr: u64,
+        len: u64,
+        need: Access,
+        pd: Option<PdId>,
+    ) -> Result<(), KeyFault>;
+
+    /// Allocates a memory window in `pd`; its id is opaque, its remote key
+    /// comes from [`QueuePair::post_bind`].
+    fn alloc_window(&self, pd: PdId) -> Result<WindowId, DeviceError> {
+        let _ = pd;
+        Err(DeviceError::Unsupported)
+    }
+    fn dealloc_window(&self, w: WindowId) -> Result<(), DeviceError> {
+        let _ = w;
+        Err(DeviceError::Unsupported)
+    }
 
     fn create_cq(&self, depth: u32) -> Result<Arc<dyn CompletionQueue>, DeviceError>;
     fn create_srq(
@@ -478,7 +543,10 @@ pub trait Device: Send + Sync {
         pd: PdId,
         depth: u32,
         max_sge: u32,
-    ) -> Result<Arc<dyn SharedReceiveQueue>, DeviceError>;
+    ) -> Result<Arc<dyn SharedReceiveQueue>, DeviceError> {
+        let _ = (pd, depth, max_sge);
+        Err(DeviceError::Unsupported)
+    }
     fn create_qp(&self, cfg: QpConfig) -> Result<Arc<dyn QueuePair>, DeviceError>;
 
     /// Listens on `port` (0: any free port), on the device's address and
