@@ -90,15 +90,25 @@ fn code_of(src: &str) -> String {
             i += 1;
         }
     }
+    // Drop inline test modules: `#[cfg(test)]` then `mod name {` up to its
+    // closing brace (a test module in a file of its own is left out by `load`).
     let mut text = String::new();
     let mut lines = out.lines().peekable();
     while let Some(l) = lines.next() {
-        if l.trim() == "#[cfg(test)]"
-            && lines
-                .peek()
-                .is_some_and(|n| n.trim_start().starts_with("mod "))
-        {
-            break;
+        let opens_test_mod = l.trim() == "#[cfg(test)]"
+            && lines.peek().is_some_and(|n| {
+                let n = n.trim_start();
+                n.starts_with("mod ") && n.trim_end().ends_with('{')
+            });
+        if opens_test_mod {
+            let mut depth = 0i32;
+            for m in lines.by_ref() {
+                depth += m.matches('{').count() as i32 - m.matches('}').count() as i32;
+                if depth <= 0 && m.contains('}') {
+                    break;
+                }
+            }
+            continue;
         }
         text.push_str(l);
         text.push('\n');
@@ -106,16 +116,41 @@ fn code_of(src: &str) -> String {
     text
 }
 
+/// Names of the child modules `code` declares only for tests
+/// (`#[cfg(test)]` followed by `mod name;`).
+fn test_only_children(code: &str) -> Vec<String> {
+    let lines: Vec<&str> = code.lines().map(str::trim).collect();
+    lines
+        .windows(2)
+        .filter(|w| w[0] == "#[cfg(test)]")
+        .filter_map(|w| {
+            let rest = w[1].strip_prefix("pub ").unwrap_or(w[1]);
+            let name = rest.strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim().to_string())
+        })
+        .collect()
+}
+
 fn load(root: &Path) -> Crate {
     let mut paths = Vec::new();
     rs_files(root, &mut paths);
-    let files = paths
+    let mut files: BTreeMap<Module, (PathBuf, String)> = paths
         .into_iter()
         .map(|p| {
             let code = code_of(&std::fs::read_to_string(&p).unwrap());
             (module_of(root, &p), (p, code))
         })
         .collect();
+    // Test-only modules (and what is under them) are not part of the graph.
+    let mut test_only = Vec::new();
+    for (m, (p, _)) in &files {
+        for child in test_only_children(&std::fs::read_to_string(p).unwrap()) {
+            let mut c = m.clone();
+            c.push(child);
+            test_only.push(c);
+        }
+    }
+    files.retain(|m, _| !test_only.iter().any(|t| m.starts_with(t)));
     Crate { files }
 }
 
