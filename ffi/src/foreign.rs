@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::registry_glue;
-use crate::types::DAT_PROVIDER;
+use dat_abi::DAT_PROVIDER;
 
 const WORD: usize = std::mem::size_of::<usize>();
 /// The unit the cache remembers: the smallest page size Linux uses.

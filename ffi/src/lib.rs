@@ -7,8 +7,6 @@
 //! into the `udapl` core and write the OUT parameters (only on success).
 //! No DAT logic lives here.
 
-pub mod types;
-
 mod abi_check;
 mod boundary;
 mod foreign;

@@ -8,7 +8,7 @@ use std::ffi::CString;
 use std::sync::Mutex;
 
 use crate::api::*;
-use crate::types::*;
+use dat_abi::*;
 
 /// The table for IA name `name` (created once per name, never freed).
 pub(crate) fn for_name(name: &str) -> usize {

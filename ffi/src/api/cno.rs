@@ -6,7 +6,7 @@ use udapl::object::{cno, ia, Agent, CnoWake};
 use udapl::wait::Held;
 
 use crate::boundary::{entry, out, put};
-use crate::types::*;
+use dat_abi::*;
 
 fn agent_of(a: &DAT_OS_WAIT_PROXY_AGENT) -> Agent {
     Agent {

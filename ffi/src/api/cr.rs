@@ -8,7 +8,7 @@ use udapl::object::sp;
 
 use crate::api::ep::read_private_data;
 use crate::boundary::{entry, out};
-use crate::types::*;
+use dat_abi::*;
 
 /// `DAT_CR_FIELD_ALL`.
 const CR_FIELD_ALL: u32 = 0x1f;

@@ -12,7 +12,7 @@ use udapl::object::{ia, Ep};
 use udapl::transport::SockAddrStorage;
 
 use crate::boundary::{entry, input, opt_out, out};
-use crate::types::*;
+use dat_abi::*;
 
 /// The consumer's IOV, copied onto the stack (the array is application
 /// memory: read element by element, never borrowed).

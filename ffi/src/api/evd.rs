@@ -7,7 +7,7 @@ use udapl::object::{evd, ia, Evd, Event, EventData, WaitOutcome};
 use udapl::wait::Held;
 
 use crate::boundary::{entry, input, out, put};
-use crate::types::*;
+use dat_abi::*;
 
 /// Writes a core event as a `DAT_EVENT`.
 pub(crate) fn to_c_event(ev: &Event) -> DAT_EVENT {

@@ -8,8 +8,8 @@ use udapl::transport::DeviceConfig;
 use crate::boundary::{
     bad_handle, c_name, code, entry, guard, invalid_handle, opt_out, out, put, Out,
 };
-use crate::types::*;
 use crate::{provider_table, registry_glue};
+use dat_abi::*;
 
 const RO_AWARE_PREFIX: &[u8] = b"RO_AWARE_";
 

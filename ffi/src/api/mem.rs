@@ -5,7 +5,7 @@ use udapl::handle::Handle;
 use udapl::object::{ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
 
 use crate::boundary::{entry, input, out, put};
-use crate::types::*;
+use dat_abi::*;
 
 /// Creates a Protection Zone.
 ///

@@ -4,7 +4,7 @@ use udapl::error::{self, DatError, Sub};
 use udapl::handle;
 
 use crate::boundary::{entry, guard, out};
-use crate::types::*;
+use dat_abi::*;
 
 /// Stores the consumer context of any DAT object.
 ///

@@ -8,7 +8,7 @@ use udapl::handle::Handle;
 use udapl::object::{ia, sp, Sp};
 
 use crate::boundary::{entry, out};
-use crate::types::*;
+use dat_abi::*;
 
 /// `DAT_PSP_FIELD_ALL` / `DAT_RSP_FIELD_ALL`.
 const SP_FIELD_ALL: u32 = 0xf;

@@ -8,7 +8,7 @@ use udapl::object::{ia, srq, Srq};
 
 use crate::api::ep::read_iov;
 use crate::boundary::{entry, input, out};
-use crate::types::*;
+use dat_abi::*;
 
 /// Creates a shared receive queue.
 ///

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde::Serialize;
 
-use dat_tools::abi::*;
+use dat_abi::*;
 use dat_tools::conf::{self, BuiltinOptions, Location, Problem, Severity};
 use dat_tools::fmt;
 use dat_tools::ia::{self, IaAttr, Key, OpenIa, ProviderAttr};

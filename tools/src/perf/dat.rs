@@ -11,8 +11,8 @@ use std::ptr::NonNull;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::abi::*;
 use crate::sys::Dat;
+use dat_abi::*;
 
 use super::proto::Wait;
 use super::Error;

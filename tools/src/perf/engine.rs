@@ -29,7 +29,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::abi::*;
+use dat_abi::*;
 
 use super::dat::{ep_attr, event_name, Cno, Dto, Ep, Evd, Ia, Pz, Region, Request, Waiter};
 use super::proto::{

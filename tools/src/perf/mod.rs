@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use crate::abi::*;
 use cli::Args;
 use dat::{ep_attr, event_name, Evd, Ia, Psp, Request};
+use dat_abi::*;
 use engine::Session;
 use output::{Baseline, IdleReport, Report, Row};
 use proto::{
