@@ -386,8 +386,7 @@ pub fn requested_transport(instance_data: &str) -> Option<&str> {
     instance_data
         .split_ascii_whitespace()
         .filter_map(|t| t.strip_prefix("transport="))
-        .filter(|t| !t.is_empty())
-        .next_back()
+        .rfind(|t| !t.is_empty())
 }
 
 #[cfg(test)]
