@@ -123,33 +123,6 @@ pub(crate) fn invalid_handle(sub: Sub) -> DAT_RETURN {
     DatError::handle(sub).code()
 }
 
-/// Entry point body for a function whose primary handle is `$h`: pre-check,
-/// third-party dispatch through `$slot`, else run `$body` (a `Result<()>` block).
-macro_rules! entry {
-    ($h:expr, $sub:expr, $slot:ident($($arg:expr),* $(,)?), $body:block) => {
-        $crate::boundary::guard(|| {
-            let h = $h as usize;
-            if $crate::boundary::bad_handle(h) {
-                return $crate::boundary::invalid_handle($sub);
-            }
-            if !udapl::handle::is_ours(h) {
-                return match $crate::foreign::provider(h) {
-                    // SAFETY: the table belongs to a registered provider, and
-                    // the slot has this function's exact C signature.
-                    Some(p) => match p.$slot {
-                        Some(f) => unsafe { f($($arg),*) },
-                        None => udapl::DatError::of(udapl::error::Type::NotImplemented).code(),
-                    },
-                    None => $crate::boundary::invalid_handle($sub),
-                };
-            }
-            let r: udapl::Result<()> = $crate::boundary::run(|| $body);
-            $crate::boundary::code(r)
-        })
-    };
-}
-pub(crate) use entry;
-
 #[cfg(test)]
 pub(crate) mod tests {
     use std::cell::Cell;

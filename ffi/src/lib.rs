@@ -9,6 +9,7 @@
 
 mod abi_check;
 mod boundary;
+mod entry;
 mod foreign;
 mod log;
 mod provider_table;

@@ -5,7 +5,8 @@ use udapl::handle::Handle;
 use udapl::object::{cno, ia, Agent, CnoWake};
 use udapl::wait::Held;
 
-use crate::boundary::{entry, out, put};
+use crate::boundary::{out, put};
+use crate::entry::entry;
 use dat_abi::*;
 
 fn agent_of(a: &DAT_OS_WAIT_PROXY_AGENT) -> Agent {

@@ -7,7 +7,8 @@ use udapl::handle::Handle;
 use udapl::object::sp;
 
 use crate::api::ep::read_private_data;
-use crate::boundary::{entry, out};
+use crate::boundary::out;
+use crate::entry::entry;
 use dat_abi::*;
 
 /// `DAT_CR_FIELD_ALL`.

@@ -11,7 +11,8 @@ use udapl::object::ep::{self, EpArgs, EpAttr, EpParam, RemoteSegment, Request, S
 use udapl::object::{ia, Ep};
 use udapl::transport::SockAddrStorage;
 
-use crate::boundary::{entry, input, opt_out, out};
+use crate::boundary::{input, opt_out, out};
+use crate::entry::entry;
 use dat_abi::*;
 
 /// The consumer's IOV, copied onto the stack (the array is application

@@ -6,7 +6,8 @@ use udapl::handle::Handle;
 use udapl::object::{evd, ia, Evd, Event, EventData, WaitOutcome};
 use udapl::wait::Held;
 
-use crate::boundary::{entry, input, out, put};
+use crate::boundary::{input, out, put};
+use crate::entry::entry;
 use dat_abi::*;
 
 /// Writes a core event as a `DAT_EVENT`.

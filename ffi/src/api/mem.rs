@@ -4,7 +4,8 @@ use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
 use udapl::object::{ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
 
-use crate::boundary::{entry, input, out, put};
+use crate::boundary::{input, out, put};
+use crate::entry::entry;
 use dat_abi::*;
 
 /// Creates a Protection Zone.

@@ -3,7 +3,8 @@
 use udapl::error::{self, DatError, Sub};
 use udapl::handle;
 
-use crate::boundary::{entry, guard, out};
+use crate::boundary::{guard, out};
+use crate::entry::entry;
 use dat_abi::*;
 
 /// Stores the consumer context of any DAT object.

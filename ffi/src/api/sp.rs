@@ -7,7 +7,8 @@ use udapl::error::{DatError, Sub};
 use udapl::handle::Handle;
 use udapl::object::{ia, sp, Sp};
 
-use crate::boundary::{entry, out};
+use crate::boundary::out;
+use crate::entry::entry;
 use dat_abi::*;
 
 /// `DAT_PSP_FIELD_ALL` / `DAT_RSP_FIELD_ALL`.

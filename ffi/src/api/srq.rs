@@ -7,7 +7,8 @@ use udapl::handle::Handle;
 use udapl::object::{ia, srq, Srq};
 
 use crate::api::ep::read_iov;
-use crate::boundary::{entry, input, out};
+use crate::boundary::{input, out};
+use crate::entry::entry;
 use dat_abi::*;
 
 /// Creates a shared receive queue.
