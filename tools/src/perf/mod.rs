@@ -397,7 +397,7 @@ fn serve_one(
     cr: &Evd,
     req: Request,
     (p, peer): (Params, proto::RemoteBuf),
-    explicit: &cli::Explicit,
+    explicit: &proto::Explicit,
     timeout: Duration,
 ) -> Result<(), Error> {
     let from = req.peer.map_or("?".into(), |a| a.ip().to_string());
