@@ -7,7 +7,7 @@
 macro_rules! entry {
     ($h:expr, $sub:expr, $slot:ident($($arg:expr),* $(,)?), $body:block) => {
         $crate::boundary::guard(|| {
-            let h = $h as usize;
+            let h = $crate::handles::address($h);
             if $crate::boundary::bad_handle(h) {
                 return $crate::boundary::invalid_handle($sub);
             }

@@ -11,6 +11,7 @@ mod abi_check;
 mod boundary;
 mod entry;
 mod foreign;
+mod handles;
 mod log;
 mod provider_table;
 mod registry_glue;

@@ -8,6 +8,7 @@ use udapl::transport::DeviceConfig;
 use super::{cno::*, cr::*, ep::*, evd::*, mem::*, misc::*, sp::*, srq::*};
 use crate::boundary::{bad_handle, c_name, code, guard, invalid_handle, opt_out, out, put, Out};
 use crate::entry::entry;
+use crate::handles::{address, core_handle, from_handle, to_handle};
 use crate::{provider_table, registry_glue};
 use dat_abi::*;
 
@@ -129,14 +130,14 @@ unsafe fn open_builtin(
         let async_slot = out(async_evd, 3)?;
         let ia_slot = out(ia_out, 4)?;
         // SAFETY: checked non-NULL and aligned; an IN/OUT handle read by value.
-        let requested = unsafe { async_slot.as_ptr().read() } as usize;
-        let request = match requested {
+        let requested = unsafe { async_slot.as_ptr().read() };
+        let request = match address(requested) {
             0 => AsyncRequest::Create(qlen),
             1 => AsyncRequest::Exists,
             h if bad_handle(h) || !udapl::handle::is_ours(h) => {
                 return Err(DatError::handle(Sub::HandleEvdAsync))
             }
-            h => AsyncRequest::Existing(udapl::handle::Handle::from_addr(h)),
+            _ => AsyncRequest::Existing(core_handle(requested)),
         };
         let name = String::from_utf8_lossy(name).into_owned();
         let params = OpenParams {
@@ -153,10 +154,10 @@ unsafe fn open_builtin(
         let ia = Ia::open(params, Some(agent_invoker))?;
         if created {
             if let Some(h) = ia.async_evd_handle() {
-                async_slot.set(h.addr() as DAT_EVD_HANDLE);
+                async_slot.set(to_handle(h));
             }
         }
-        ia_slot.set(ia.handle.addr() as DAT_IA_HANDLE);
+        ia_slot.set(to_handle(ia.handle));
         Ok(())
     });
     if r.is_err() && !ia_out.is_null() {
@@ -283,7 +284,7 @@ pub unsafe extern "C" fn dat_ia_openv(
         };
         if rc == DAT_SUCCESS {
             // SAFETY: checked non-NULL above; the provider wrote it.
-            let ia = unsafe { ia_handle.read() } as usize;
+            let ia = address(unsafe { ia_handle.read() });
             registry_glue::remember(ia, ticket);
         } else {
             reg.release(&ticket);
@@ -307,7 +308,7 @@ pub unsafe extern "C" fn dat_ia_close(
     ia_flags: DAT_CLOSE_FLAGS,
 ) -> DAT_RETURN {
     guard(|| {
-        let h = ia_handle as usize;
+        let h = address(ia_handle);
         if bad_handle(h) {
             return invalid_handle(Sub::HandleIa);
         }
@@ -522,7 +523,7 @@ pub unsafe extern "C" fn dat_ia_query(
             provider_attributes
         ),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
+            let ia = from_handle::<Ia>(ia_handle)?;
             if ia_attr_mask & !DAT_IA_FIELD_ALL != 0 {
                 return Err(DatError::arg(3));
             }
@@ -549,7 +550,7 @@ pub unsafe extern "C" fn dat_ia_query(
             }
             if let Some(slot) = async_out {
                 slot.set(match async_h {
-                    Some(h) => h.addr() as DAT_EVD_HANDLE,
+                    Some(h) => to_handle(h),
                     None => DAT_EVD_OUT_OF_SCOPE,
                 });
             }
