@@ -14,6 +14,7 @@ pub mod progress;
 pub mod proto;
 pub mod stats;
 pub mod tcp;
+pub mod waiter;
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
