@@ -564,6 +564,12 @@ fn an_ia_that_does_not_open_gives_the_dat_error_and_exit_1() {
         e["unavailable"],
         "DAT_INSUFFICIENT_RESOURCES: DAT_RESOURCE_DEVICE"
     );
+    assert!(
+        r.stdout
+            .contains("transport         not reported (the IA did not open)\n"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(e["transport"], Value::Null, "the instance data names none");
     assert_eq!(e["options"], Value::Null);
     assert_eq!(e["error_code"], "0x80030003");

@@ -699,12 +699,12 @@ fn details(e: &EntryReport, before: &[EntryReport], verbose: bool) -> String {
     if let Some(d) = &e.platform_data {
         head.push(("platform_data", format!("{d:?}")));
     }
-    head.push((
-        "transport",
-        e.transport
-            .clone()
-            .unwrap_or_else(|| "the provider's".into()),
-    ));
+    let transport = match (&e.transport, e.provider) {
+        (Some(t), _) => t.clone(),
+        (None, "built-in") => "not reported (the IA did not open)".into(),
+        _ => "the provider's".into(),
+    };
+    head.push(("transport", transport));
     if let Some(o) = &e.options {
         head.push(("options", o.to_conf_syntax()));
     }
