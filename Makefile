@@ -38,7 +38,7 @@ CFLAGS_T = $(CSTD) $(CWARN) -g -O1 -Iinclude -Ictests/common \
            -DCTEST_BUILD_DIR=\"$(abspath $(CTOUT))\"
 LDFLAGS_T = -L$(LIBOUT) -Wl,-rpath,$(ABSLIB) -ldat -lpthread
 
-RUST_SRC := $(shell find src ffi/src -name '*.rs') Cargo.toml ffi/Cargo.toml ffi/build.rs
+RUST_SRC := $(shell find src abi/src ffi/src -name '*.rs') Cargo.toml abi/Cargo.toml ffi/Cargo.toml ffi/build.rs
 
 UNIT_SRC  := $(wildcard ctests/unit/*.c)
 ABI_SRC   := $(wildcard ctests/abi/*.c)

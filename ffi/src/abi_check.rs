@@ -1,13 +1,13 @@
 //! The core defines the ABI numbers it uses (event numbers, flags, memory
 //! types, attribute values, handle types) in its own terms; this module
-//! proves at compile time that they agree with the C types of `types.rs`,
+//! proves at compile time that they agree with the C types of `dat_abi`,
 //! so the two can never drift apart. Error codes are checked by a test
 //! against the generated header, name by name.
 
 use udapl::handle::HandleType;
 use udapl::object::{attr, evd, event, lmr};
 
-use crate::types::*;
+use dat_abi::*;
 
 macro_rules! same {
     ($($core:expr => $c:expr),* $(,)?) => {

@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use udapl::error::{DatError, Sub, Type};
 
-use crate::types::DAT_RETURN;
+use dat_abi::DAT_RETURN;
 
 /// Runs an entry point body; a panic becomes `DAT_INTERNAL_ERROR`.
 pub(crate) fn guard(f: impl FnOnce() -> DAT_RETURN) -> DAT_RETURN {
@@ -107,11 +107,11 @@ pub(crate) fn input<T: Copy>(p: *const T, argn: u32) -> udapl::Result<T> {
 }
 
 /// A `DAT_NAME_MAX_LENGTH` C name: `src` cut to 255 bytes, NUL-padded.
-pub(crate) fn c_name(src: &[u8]) -> [libc::c_char; crate::types::DAT_NAME_MAX_LENGTH] {
-    let mut dst = [0; crate::types::DAT_NAME_MAX_LENGTH];
+pub(crate) fn c_name(src: &[u8]) -> [libc::c_char; dat_abi::DAT_NAME_MAX_LENGTH] {
+    let mut dst = [0; dat_abi::DAT_NAME_MAX_LENGTH];
     for (d, s) in dst
         .iter_mut()
-        .zip(src.iter().take(crate::types::DAT_NAME_MAX_LENGTH - 1))
+        .zip(src.iter().take(dat_abi::DAT_NAME_MAX_LENGTH - 1))
     {
         *d = *s as libc::c_char;
     }
@@ -122,33 +122,6 @@ pub(crate) fn c_name(src: &[u8]) -> [libc::c_char; crate::types::DAT_NAME_MAX_LE
 pub(crate) fn invalid_handle(sub: Sub) -> DAT_RETURN {
     DatError::handle(sub).code()
 }
-
-/// Entry point body for a function whose primary handle is `$h`: pre-check,
-/// third-party dispatch through `$slot`, else run `$body` (a `Result<()>` block).
-macro_rules! entry {
-    ($h:expr, $sub:expr, $slot:ident($($arg:expr),* $(,)?), $body:block) => {
-        $crate::boundary::guard(|| {
-            let h = $h as usize;
-            if $crate::boundary::bad_handle(h) {
-                return $crate::boundary::invalid_handle($sub);
-            }
-            if !udapl::handle::is_ours(h) {
-                return match $crate::foreign::provider(h) {
-                    // SAFETY: the table belongs to a registered provider, and
-                    // the slot has this function's exact C signature.
-                    Some(p) => match p.$slot {
-                        Some(f) => unsafe { f($($arg),*) },
-                        None => udapl::DatError::of(udapl::error::Type::NotImplemented).code(),
-                    },
-                    None => $crate::boundary::invalid_handle($sub),
-                };
-            }
-            let r: udapl::Result<()> = $crate::boundary::run(|| $body);
-            $crate::boundary::code(r)
-        })
-    };
-}
-pub(crate) use entry;
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -173,10 +146,10 @@ mod entry_point_panic {
     /// as `DAT_INTERNAL_ERROR` instead of unwinding into C or aborting.
     #[test]
     fn exported_function_returns_internal_error() {
-        let mut pz: crate::types::DAT_PZ_HANDLE = std::ptr::null_mut();
+        let mut pz: dat_abi::DAT_PZ_HANDLE = std::ptr::null_mut();
         super::tests::PANIC_NEXT.with(|p| p.set(true));
         // SAFETY: a call as a C program would make; the handle is validated.
-        let r = unsafe { crate::api::dat_pz_create(0x10 as crate::types::DAT_IA_HANDLE, &mut pz) };
+        let r = unsafe { crate::api::dat_pz_create(0x10 as dat_abi::DAT_IA_HANDLE, &mut pz) };
         assert_eq!(r, 0x8004_0000);
         assert!(pz.is_null());
     }

@@ -37,8 +37,8 @@
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::registry_glue;
-use crate::types::DAT_PROVIDER;
+use dat_abi::DAT_PROVIDER;
+use udapl::registry::Registry;
 
 const WORD: usize = std::mem::size_of::<usize>();
 /// The unit the cache remembers: the smallest page size Linux uses.
@@ -229,9 +229,9 @@ fn read_word(addr: usize) -> Option<usize> {
     read_pipe(addr)
 }
 
-/// The provider table of a foreign handle, if it is one.
-pub(crate) fn provider(addr: usize) -> Option<&'static DAT_PROVIDER> {
-    let reg = registry_glue::existing()?;
+/// The provider table of a foreign handle, if it names one registered in
+/// `reg`.
+pub(crate) fn provider(reg: &Registry, addr: usize) -> Option<&'static DAT_PROVIDER> {
     let table = match read_cached(addr) {
         Some(t) => t,
         None => {

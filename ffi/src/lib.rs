@@ -7,11 +7,11 @@
 //! into the `udapl` core and write the OUT parameters (only on success).
 //! No DAT logic lives here.
 
-pub mod types;
-
 mod abi_check;
 mod boundary;
+mod entry;
 mod foreign;
+mod handles;
 mod log;
 mod provider_table;
 mod registry_glue;

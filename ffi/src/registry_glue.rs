@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use udapl::registry::{ConfEntry, ExternalLibrary, Loader, ProviderKey, Registry, Ticket};
 
-use crate::types::DAT_PROVIDER_INFO;
+use dat_abi::DAT_PROVIDER_INFO;
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
 

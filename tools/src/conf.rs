@@ -26,8 +26,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use udapl::registry::{self, conf as lib_conf};
-use udapl::transport::DeviceConfig;
 
 /// `DAT_NAME_MAX_LENGTH`: an IA name must be shorter.
 const NAME_MAX: usize = 256;
@@ -372,106 +370,23 @@ fn provider_version(f: &[u8]) -> Result<(), String> {
     }
 }
 
-/// True when field 5 selects this project's built-in provider: the
-/// library's own test (the word `builtin`, or a file named `libdat.so.1` /
-/// `libdat.so` in any directory).
-pub use udapl::registry::conf::is_builtin_library;
-
-/// The configuration of a built-in IA, as `docs/configuration.md` reads its
-/// instance data; values spelled as in dat.conf.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct BuiltinOptions {
-    /// `tcp`, `shm` or `verbs` (not serialized: the tools show it apart).
-    #[serde(skip)]
-    pub transport: String,
-    /// Network interface whose address is the IA's; none: loopback.
-    pub netdev: Option<String>,
-    /// `inet` / `inet6`; none: IPv4 if the interface has it.
-    pub family: Option<String>,
-    pub port: u32,
-    /// `on` / `off`.
-    pub crc: String,
-    /// `read` / `local`.
-    pub ack: String,
-    /// `max` / `mss`.
-    pub fpdu: String,
-    /// Milliseconds.
-    pub rnr_timeout: u64,
-    /// `<idle_s>,<interval_s>,<count>`.
-    pub keepalive: String,
-    /// Milliseconds.
-    pub user_timeout: u64,
-    /// Tokens the library ignores (with a warning).
-    pub ignored: Vec<String>,
-    /// Why this build cannot open the IA's transport (`transport=shm`,
-    /// `transport=verbs`); not serialized: the tools show it apart.
-    #[serde(skip)]
-    pub unavailable: Option<String>,
+/// True when field 5 selects this project's built-in provider, as the
+/// library decides: the word `builtin`, or a file named `libdat.so.1` /
+/// `libdat.so` in any directory.
+pub fn is_builtin_library(library: &str) -> bool {
+    let basename = library.rsplit('/').next().unwrap_or(library);
+    library == "builtin" || basename == "libdat.so.1" || basename == "libdat.so"
 }
 
-impl BuiltinOptions {
-    /// The options of the built-in IA a dat.conf line describes, read by
-    /// the library's own parser of instance data (blank-separated
-    /// `key=value` tokens, a later one wins, or OFED-style bare words:
-    /// interface, then port), so what the tools show is what the built-in
-    /// provider does.
-    pub fn from_instance_data(data: &str) -> BuiltinOptions {
-        let params = lib_conf::parse_builtin_params(data);
-        BuiltinOptions {
-            ignored: params.unknown.clone(),
-            ..BuiltinOptions::of(&registry::builtin_device(&params))
-        }
-    }
-
-    /// The options of a built-in IA with no dat.conf line: `tcp0` is TCP on
-    /// loopback, any other name the network interface of that name.
-    pub fn automatic(ia_name: &str) -> BuiltinOptions {
-        let mut device = registry::builtin_device(&lib_conf::BuiltinParams::default());
-        device.netdev = (ia_name != registry::BUILTIN_IA_NAME).then(|| ia_name.to_string());
-        BuiltinOptions::of(&device)
-    }
-
-    /// A device configuration in dat.conf spelling.
-    fn of(d: &DeviceConfig) -> BuiltinOptions {
-        let [(_, crc), (_, ack), (_, fpdu), _, (_, keepalive), _] = d.options.conf_values();
-        BuiltinOptions {
-            transport: d.transport.name().to_string(),
-            netdev: d.netdev.clone(),
-            family: d.family.map(|f| f.name().to_string()),
-            port: d.port,
-            crc,
-            ack,
-            fpdu,
-            rnr_timeout: d.options.rnr_timeout.as_millis() as u64,
-            keepalive,
-            user_timeout: d.options.user_timeout.as_millis() as u64,
-            ignored: Vec::new(),
-            unavailable: d.transport.unavailable().map(str::to_string),
-        }
-    }
-
-    /// The options in dat.conf syntax (everything but the transport).
-    pub fn to_conf_syntax(&self) -> String {
-        let mut s = String::new();
-        match &self.netdev {
-            Some(n) => s.push_str(&format!("netdev={n}")),
-            None => s.push_str("netdev=(loopback)"),
-        }
-        if let Some(f) = &self.family {
-            s.push_str(&format!(" family={f}"));
-        }
-        s.push_str(&format!(
-            " port={} crc={} ack={} fpdu={} rnr_timeout={} keepalive={} user_timeout={}",
-            self.port,
-            self.crc,
-            self.ack,
-            self.fpdu,
-            self.rnr_timeout,
-            self.keepalive,
-            self.user_timeout
-        ));
-        s
-    }
+/// The transport the instance data of a built-in IA asks for: the value of
+/// its last `transport=` token (tokens are blank-separated), if any. The tools read
+/// nothing else of it: the library reports the rest of an IA's
+/// configuration itself once the IA is open.
+pub fn requested_transport(instance_data: &str) -> Option<&str> {
+    instance_data
+        .split_ascii_whitespace()
+        .filter_map(|t| t.strip_prefix("transport="))
+        .rfind(|t| !t.is_empty())
 }
 
 #[cfg(test)]
@@ -607,28 +522,14 @@ mod tests {
     }
 
     #[test]
-    fn builtin_instance_data() {
-        let o = BuiltinOptions::from_instance_data("ib0 0");
-        assert_eq!((o.netdev.as_deref(), o.port), (Some("ib0"), 0));
-        let o = BuiltinOptions::from_instance_data(
-            "transport=shm if=eth1 family=inet6 crc=on ack=local fpdu=mss rnr_timeout=5 \
-             keepalive=30,05,3 user_timeout=8000 crc=yes bogus=1",
-        );
-        assert_eq!(o.transport, "shm");
-        assert_eq!(o.netdev.as_deref(), Some("eth1"));
-        assert_eq!(o.family.as_deref(), Some("inet6"));
-        assert_eq!((o.crc.as_str(), o.ack.as_str()), ("on", "local"));
-        assert_eq!((o.fpdu.as_str(), o.rnr_timeout), ("mss", 5));
-        assert_eq!((o.keepalive.as_str(), o.user_timeout), ("30,5,3", 8000));
-        assert_eq!(o.ignored, ["crc=yes", "bogus=1"]);
+    fn requested_transports() {
+        assert_eq!(requested_transport("transport=shm"), Some("shm"));
         assert_eq!(
-            BuiltinOptions::automatic("tcp0").to_conf_syntax(),
-            "netdev=(loopback) port=1 crc=off ack=read fpdu=max rnr_timeout=2000 \
-             keepalive=10,2,5 user_timeout=20000"
+            requested_transport("netdev=eth1\ttransport=tcp crc=on transport=verbs"),
+            Some("verbs")
         );
-        assert_eq!(
-            BuiltinOptions::automatic("eth0").netdev.as_deref(),
-            Some("eth0")
-        );
+        assert_eq!(requested_transport("ib0 0"), None);
+        assert_eq!(requested_transport("mytransport=x transport="), None);
+        assert_eq!(requested_transport(""), None);
     }
 }

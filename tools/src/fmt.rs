@@ -1,8 +1,8 @@
 //! Human-readable values: DAT attribute fields decoded (flags, enums, sizes,
 //! addresses), and column-aligned tables.
 
-use crate::abi::*;
 use crate::ia::{IaAttr, NamedAttr, ProviderAttr};
+use dat_abi::*;
 
 /// `true` / `false`.
 pub fn boolean(b: bool) -> String {

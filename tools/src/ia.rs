@@ -9,8 +9,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::Serialize;
 
-use crate::abi::*;
 use crate::sys::Dat;
+use dat_abi::*;
 
 /// A registry key: what `dat_registry_list_providers` lists and what
 /// `dat_ia_openv` looks up.

@@ -1,13 +1,8 @@
-//! What dat-info and dat-perf share: the DAT 1.2 C types (the very
-//! definitions `include/dat/udat.h` is generated from) and the entry points
-//! of a libdat.so.1 loaded at run time. Every DAT call goes through that
-//! library's C ABI, so the tools work against any libdat.so.1; the one
-//! piece of this project's library they link is its reading of the
-//! built-in provider's instance data (`conf::BuiltinOptions`), so that
-//! dat-info shows the options the built-in provider really takes.
-
-#[path = "../../ffi/src/types.rs"]
-pub mod abi;
+//! What dat-info and dat-perf share: the entry points of a libdat.so.1
+//! loaded at run time, with the DAT 1.2 C types of `dat_abi` (the very
+//! definitions `include/dat/udat.h` is generated from). Every DAT call goes
+//! through that library's C ABI, so the tools work against any libdat.so.1;
+//! nothing of this project's core is linked.
 pub mod conf;
 pub mod fmt;
 pub mod ia;

@@ -6,7 +6,7 @@
 
 use core::ffi::c_char;
 
-use crate::abi::*;
+use dat_abi::*;
 
 /// Why the library could not be used.
 #[derive(Debug)]

@@ -174,9 +174,10 @@ fn table_lists_tcp0_and_the_file_entries_with_file_and_line() {
             r.stdout
         );
     }
+    // The options the opened IA reports, not the instance data re-read.
     assert!(r
         .stdout
-        .contains("options           netdev=(loopback) port=1 crc=on"));
+        .contains("options           netdev=loopback crc=on ack=read fpdu=max"));
     // The full listing has the file entries first, then tcp0.
     let all = dat_info(&conf, &[]);
     let names: Vec<&str> = all
@@ -252,9 +253,11 @@ fn json_has_the_fields_and_the_values_the_library_reports() {
     assert_eq!(t["error"], Value::Null);
     assert_eq!(t["address"], "127.0.0.1");
     assert_eq!(t["address_family"], "inet");
-    assert_eq!(t["transport"], "tcp");
-    assert_eq!(t["options"]["netdev"], Value::Null);
+    assert_eq!(t["transport"], "iwarp-tcp");
+    assert_eq!(t["unavailable"], Value::Null);
+    assert_eq!(t["options"]["netdev"], "loopback");
     assert_eq!(t["options"]["keepalive"], "10,2,5");
+    assert_eq!(t["options"]["address"], Value::Null, "shown as address");
     let a = &t["ia_attr"];
     assert_eq!(a["adapter_name"], "tcp0");
     assert_eq!(a["ia_address_ptr"]["address"], "127.0.0.1");
@@ -278,7 +281,8 @@ fn json_has_the_fields_and_the_values_the_library_reports() {
         p["evd_stream_merging_supported"].as_array().map(Vec::len),
         Some(6)
     );
-    // The library names its transport and options.
+    // The library names its transport and options; transport and options
+    // are those attributes.
     let named = p["provider_specific_attr"]
         .as_array()
         .expect("named attributes");
@@ -288,6 +292,18 @@ fn json_has_the_fields_and_the_values_the_library_reports() {
             .iter()
             .any(|a| a["name"] == "transport" && a["value"] == "iwarp-tcp"),
         "{named:?}"
+    );
+    for a in named {
+        let (name, value) = (a["name"].as_str().expect("name"), &a["value"]);
+        match name {
+            "transport" => assert_eq!(&t["transport"], value),
+            "address" => assert_eq!(&t["address"], value),
+            _ => assert_eq!(&t["options"][name], value, "{name}"),
+        }
+    }
+    assert_eq!(
+        t["options"].as_object().map(|o| o.len()),
+        Some(named.len() - 2)
     );
     assert_eq!(tcp0[1]["is_thread_safe"], true);
     assert_eq!(tcp0[1]["provider_attr"]["is_thread_safe"], true);
@@ -299,6 +315,7 @@ fn json_has_the_fields_and_the_values_the_library_reports() {
     assert_eq!(e["library"], "builtin");
     assert_eq!(e["provider_version"], "udapl.1.2");
     assert_eq!(e["instance_data"], "transport=tcp crc=on");
+    assert_eq!(e["transport"], "iwarp-tcp");
     assert_eq!(e["options"]["crc"], "on");
     assert_eq!(e["provider_loads"], Value::Null);
     assert_eq!(e["opened"], true);
@@ -458,6 +475,8 @@ fn a_malformed_line_gives_file_and_line_and_exit_3() {
     assert_eq!(j["dat_conf"]["problems"][0]["severity"], "error");
 }
 
+/// Instance data is the library's to judge (it logs what it ignores):
+/// dat-info warns only about the dat.conf records themselves.
 #[test]
 fn warnings_name_the_line_but_keep_the_exit_status() {
     let dir = TempDir::new("warnings");
@@ -473,8 +492,7 @@ fn warnings_name_the_line_but_keep_the_exit_status() {
     assert_eq!(
         r.stderr,
         format!(
-            "dat-info: {c}:1: warning: instance data token 'crc=maybe' is not understood: ignored\n\
-             dat-info: {c}:2: warning: w0 (u1.2 nonthreadsafe) repeats line 1: ignored (the first one wins)\n\
+            "dat-info: {c}:2: warning: w0 (u1.2 nonthreadsafe) repeats line 1: ignored (the first one wins)\n\
              dat-info: {c}:3: warning: w2 (u2.0 nonthreadsafe) is not in the library's registry: ignored \
              (the built-in provider implements DAT 1.2)\n"
         )
@@ -524,21 +542,43 @@ fn an_ia_that_does_not_open_gives_the_dat_error_and_exit_1() {
     );
     let r = dat_info(&conf, &["-d", "gone0"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "dat-info: gone0 (u1.2 nonthreadsafe): cannot open: \
+         DAT_INSUFFICIENT_RESOURCES: DAT_RESOURCE_DEVICE (0x80030003) \
+         (is its network interface there, with an address?)\n"
+    );
+    assert!(row(&r, "gone0").contains(" unavailable "), "{}", r.stdout);
     assert!(
-        r.stderr.starts_with(
-            "dat-info: gone0 (u1.2 nonthreadsafe): cannot open: \
+        r.stdout.contains(
+            "status            unavailable: \
              DAT_INSUFFICIENT_RESOURCES: DAT_RESOURCE_DEVICE (0x80030003)"
         ),
         "{}",
-        r.stderr
+        r.stdout
     );
     let j = dat_info(&conf, &["--json", "-d", "gone0"]).json();
     let e = entries(&j, "gone0")[0];
     assert_eq!(e["opened"], false);
+    assert_eq!(
+        e["unavailable"],
+        "DAT_INSUFFICIENT_RESOURCES: DAT_RESOURCE_DEVICE"
+    );
+    assert!(
+        r.stdout
+            .contains("transport         not reported (the IA did not open)\n"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(e["transport"], Value::Null, "the instance data names none");
+    assert_eq!(e["options"], Value::Null);
     assert_eq!(e["error_code"], "0x80030003");
     assert_eq!(e["ia_attr"], Value::Null);
 }
 
+/// The library refuses a transport it does not have (DAT_PROVIDER_NOT_FOUND,
+/// named DAT_NAME_NOT_FOUND by dat_strerror); dat-info shows its error and
+/// the transport the instance data asked for.
 #[test]
 fn a_transport_not_in_this_build_is_shown_unavailable_with_why() {
     let dir = TempDir::new("unavailable");
@@ -558,7 +598,7 @@ fn a_transport_not_in_this_build_is_shown_unavailable_with_why() {
         mine,
         [
             "dat-info: ib0 (u1.2 nonthreadsafe): cannot open: DAT_NAME_NOT_FOUND (0x800a0000) \
-             (transport=verbs: the rdma-core verbs transport is not in this build)"
+             (its instance data asks for transport=verbs)"
         ],
         "{}",
         r.stderr
@@ -566,8 +606,13 @@ fn a_transport_not_in_this_build_is_shown_unavailable_with_why() {
     assert!(row(&r, "ib0").contains(" unavailable "), "{}", r.stdout);
     assert!(
         r.stdout.contains(
-            "status            unavailable: the rdma-core verbs transport is not in this build"
+            "status            unavailable: transport=verbs: DAT_NAME_NOT_FOUND (0x800a0000)"
         ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("transport         verbs\n"),
         "{}",
         r.stdout
     );
@@ -575,11 +620,10 @@ fn a_transport_not_in_this_build_is_shown_unavailable_with_why() {
     let e = entries(&j, "shm0")[0];
     assert_eq!(e["opened"], false);
     assert_eq!(e["transport"], "shm");
-    assert_eq!(
-        e["unavailable"],
-        "the shared-memory transport is not in this build"
-    );
+    assert_eq!(e["unavailable"], "transport=shm: DAT_NAME_NOT_FOUND");
+    assert_eq!(e["error"], "DAT_NAME_NOT_FOUND");
     assert_eq!(e["error_code"], "0x800a0000");
+    assert_eq!(e["options"], Value::Null);
 }
 
 #[test]

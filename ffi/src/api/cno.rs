@@ -2,11 +2,13 @@
 
 use udapl::error::{DatError, Sub, Type};
 use udapl::handle::Handle;
-use udapl::object::{cno, ia, Agent, CnoWake};
+use udapl::object::{Agent, Cno, CnoWake, Ia};
 use udapl::wait::Held;
 
-use crate::boundary::{entry, out, put};
-use crate::types::*;
+use crate::boundary::{out, put};
+use crate::entry::entry;
+use crate::handles::{from_handle, to_handle};
+use dat_abi::*;
 
 fn agent_of(a: &DAT_OS_WAIT_PROXY_AGENT) -> Agent {
     Agent {
@@ -29,12 +31,7 @@ fn to_c(a: Agent) -> DAT_OS_WAIT_PROXY_AGENT {
 pub(crate) fn invoke_agent(agent: Agent, evd: Handle) {
     if let Some(f) = to_c(agent).proxy_agent_func {
         // SAFETY: the consumer's agent function with its own instance data.
-        unsafe {
-            f(
-                agent.instance_data as DAT_PVOID,
-                evd.addr() as DAT_EVD_HANDLE,
-            )
-        };
+        unsafe { f(agent.instance_data as DAT_PVOID, to_handle(evd)) };
     }
 }
 
@@ -57,10 +54,10 @@ pub unsafe extern "C" fn dat_cno_create(
         Sub::HandleIa,
         cno_create_func(ia_handle, agent, cno_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let slot = out(cno_handle, 3)?;
             let cno = ia.create_cno(agent_of(&agent))?;
-            slot.set(cno.handle.addr() as DAT_CNO_HANDLE);
+            slot.set(to_handle(cno.handle));
             Ok(())
         }
     )
@@ -82,7 +79,7 @@ pub unsafe extern "C" fn dat_cno_modify_agent(
         cno_handle,
         Sub::HandleCno,
         cno_modify_agent_func(cno_handle, agent),
-        { cno::lookup(cno_handle as usize)?.set_agent(agent_of(&agent)) }
+        { from_handle::<Cno>(cno_handle)?.set_agent(agent_of(&agent)) }
     )
 }
 
@@ -104,7 +101,7 @@ pub unsafe extern "C" fn dat_cno_query(
         Sub::HandleCno,
         cno_query_func(cno_handle, cno_param_mask, cno_param),
         {
-            let cno = cno::lookup(cno_handle as usize)?;
+            let cno = from_handle::<Cno>(cno_handle)?;
             if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
@@ -113,7 +110,7 @@ pub unsafe extern "C" fn dat_cno_query(
             }
             let slot = out(cno_param, 3)?;
             let agent = cno.agent()?;
-            put!(slot, ia_handle = cno.ia.handle.addr() as DAT_IA_HANDLE);
+            put!(slot, ia_handle = to_handle(cno.ia.handle));
             put!(slot, agent = to_c(agent));
             Ok(())
         }
@@ -130,7 +127,7 @@ pub unsafe extern "C" fn dat_cno_query(
 #[no_mangle]
 pub unsafe extern "C" fn dat_cno_free(cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN {
     entry!(cno_handle, Sub::HandleCno, cno_free_func(cno_handle), {
-        cno::lookup(cno_handle as usize)?.free()
+        from_handle::<Cno>(cno_handle)?.free()
     })
 }
 
@@ -160,12 +157,12 @@ pub unsafe extern "C" fn dat_cno_wait(
             // not end the sleep that may follow (src/wait/mod.rs).
             let held = Held::signals_if(timeout != 0);
             // A counted reference: the wait may block for long.
-            let cno = cno::lookup(cno_handle as usize)?.arc();
+            let cno = from_handle::<Cno>(cno_handle)?.arc();
             let slot = out(evd_handle, 3)?;
             let wake = cno.wait(timeout, &held)?;
             match wake {
                 CnoWake::Evd(h) => {
-                    slot.set(h.addr() as DAT_EVD_HANDLE);
+                    slot.set(to_handle(h));
                     Ok(())
                 }
                 CnoWake::Timeout | CnoWake::Released { dead: false } => {

@@ -3,12 +3,13 @@
 //! is in `udapl::object::sp`.
 
 use udapl::error::{DatError, Sub};
-use udapl::handle::Handle;
-use udapl::object::sp;
+use udapl::object::Cr;
 
 use crate::api::ep::read_private_data;
-use crate::boundary::{entry, out};
-use crate::types::*;
+use crate::boundary::out;
+use crate::entry::entry;
+use crate::handles::{core_handle, from_handle, to_handle};
+use dat_abi::*;
 
 /// `DAT_CR_FIELD_ALL`.
 const CR_FIELD_ALL: u32 = 0x1f;
@@ -31,7 +32,7 @@ pub unsafe extern "C" fn dat_cr_query(
         Sub::HandleCr,
         cr_query_func(cr_handle, cr_param_mask, cr_param),
         {
-            let cr = sp::lookup_cr(cr_handle as usize)?;
+            let cr = from_handle::<Cr>(cr_handle)?;
             if cr_param_mask & !CR_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
@@ -42,7 +43,7 @@ pub unsafe extern "C" fn dat_cr_query(
                 remote_port_qual: p.remote_port,
                 private_data_size: p.private_data_size,
                 private_data: p.private_data as DAT_PVOID,
-                local_ep_handle: p.local_ep.addr() as DAT_EP_HANDLE,
+                local_ep_handle: to_handle(p.local_ep),
             });
             Ok(())
         }
@@ -68,10 +69,10 @@ pub unsafe extern "C" fn dat_cr_accept(
         Sub::HandleCr,
         cr_accept_func(cr_handle, ep_handle, private_data_size, private_data),
         {
-            let cr = sp::lookup_cr(cr_handle as usize)?;
+            let cr = from_handle::<Cr>(cr_handle)?;
             let max = cr.ia.provider_attributes.max_private_data_size;
             let (pd, n) = read_private_data(private_data_size, private_data, max, 3, 4)?;
-            cr.accept(Handle::from_addr(ep_handle as usize), &pd[..n])
+            cr.accept(core_handle(ep_handle), &pd[..n])
         }
     )
 }
@@ -86,7 +87,7 @@ pub unsafe extern "C" fn dat_cr_accept(
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_reject(cr_handle: DAT_CR_HANDLE) -> DAT_RETURN {
     entry!(cr_handle, Sub::HandleCr, cr_reject_func(cr_handle), {
-        sp::lookup_cr(cr_handle as usize)?.reject()
+        from_handle::<Cr>(cr_handle)?.reject()
     })
 }
 
@@ -106,6 +107,6 @@ pub unsafe extern "C" fn dat_cr_handoff(
         cr_handle,
         Sub::HandleCr,
         cr_handoff_func(cr_handle, handoff),
-        { sp::lookup_cr(cr_handle as usize)?.handoff(handoff) }
+        { from_handle::<Cr>(cr_handle)?.handoff(handoff) }
     )
 }

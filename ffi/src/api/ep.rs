@@ -7,12 +7,14 @@ use std::net::SocketAddr;
 
 use udapl::error::{DatError, Sub, Type};
 use udapl::handle::Handle;
-use udapl::object::ep::{self, EpArgs, EpAttr, EpParam, RemoteSegment, Request, Segment, MAX_IOV};
-use udapl::object::{ia, Ep};
+use udapl::object::ep::{EpArgs, EpAttr, EpParam, RemoteSegment, Request, Segment, MAX_IOV};
+use udapl::object::{Ep, Ia};
 use udapl::transport::SockAddrStorage;
 
-use crate::boundary::{entry, input, opt_out, out};
-use crate::types::*;
+use crate::boundary::{input, opt_out, out};
+use crate::entry::entry;
+use crate::handles::{core_handle, from_handle, to_handle};
+use dat_abi::*;
 
 /// The consumer's IOV, copied onto the stack (the array is application
 /// memory: read element by element, never borrowed).
@@ -134,18 +136,6 @@ fn attr_to_c(a: &EpAttr) -> DAT_EP_ATTR {
     }
 }
 
-fn h(x: Handle) -> DAT_HANDLE {
-    x.addr() as DAT_HANDLE
-}
-
-fn hh(x: DAT_HANDLE) -> Handle {
-    Handle::from_addr(x as usize)
-}
-
-fn lookup(h: DAT_EP_HANDLE) -> udapl::Result<udapl::handle::Ref<Ep>> {
-    ep::lookup(h as usize)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn create(
     ia_handle: DAT_IA_HANDLE,
@@ -159,7 +149,7 @@ fn create(
 ) -> udapl::Result<()> {
     let with_srq = srq.is_some();
     let (attr_arg, out_arg) = if with_srq { (7, 8) } else { (6, 7) };
-    let ia = ia::lookup(ia_handle as usize)?.arc();
+    let ia = from_handle::<Ia>(ia_handle)?.arc();
     let slot = out(ep_out, out_arg)?;
     let attr = if attr.is_null() {
         None
@@ -169,16 +159,16 @@ fn create(
     let ep = Ep::create(
         &ia,
         EpArgs {
-            pz: hh(pz),
-            recv_evd: hh(recv),
-            request_evd: hh(req),
-            connect_evd: hh(conn),
-            srq: srq.map_or(Handle::NULL, hh),
+            pz: core_handle(pz),
+            recv_evd: core_handle(recv),
+            request_evd: core_handle(req),
+            connect_evd: core_handle(conn),
+            srq: srq.map_or(Handle::NULL, core_handle),
             with_srq,
             attr,
         },
     )?;
-    slot.set(h(ep.handle));
+    slot.set(to_handle(ep.handle));
     Ok(())
 }
 
@@ -191,7 +181,7 @@ fn post(
     read: bool,
     flags: DAT_COMPLETION_FLAGS,
 ) -> udapl::Result<()> {
-    let ep = lookup(ep_handle)?;
+    let ep = from_handle::<Ep>(ep_handle)?;
     let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
     // SAFETY: reading a union's 64-bit view; every bit pattern is valid.
     let cookie = unsafe { cookie.as_64 };
@@ -324,21 +314,21 @@ pub unsafe extern "C" fn dat_ep_query(
         Sub::HandleEp,
         ep_query_func(ep_handle, ep_param_mask, ep_param),
         {
-            let ep = lookup(ep_handle)?;
+            let ep = from_handle::<Ep>(ep_handle)?;
             let p = ep.query(ep_param_mask)?;
             let slot = out(ep_param, 3)?;
             slot.set(DAT_EP_PARAM {
-                ia_handle: h(p.ia),
+                ia_handle: to_handle(p.ia),
                 ep_state: p.state,
                 local_ia_address_ptr: p.local_addr as DAT_IA_ADDRESS_PTR,
                 local_port_qual: p.local_port,
                 remote_ia_address_ptr: p.remote_addr as DAT_IA_ADDRESS_PTR,
                 remote_port_qual: p.remote_port,
-                pz_handle: h(p.pz),
-                recv_evd_handle: h(p.recv_evd),
-                request_evd_handle: h(p.request_evd),
-                connect_evd_handle: h(p.connect_evd),
-                srq_handle: h(p.srq),
+                pz_handle: to_handle(p.pz),
+                recv_evd_handle: to_handle(p.recv_evd),
+                request_evd_handle: to_handle(p.request_evd),
+                connect_evd_handle: to_handle(p.connect_evd),
+                srq_handle: to_handle(p.srq),
                 ep_attr: attr_to_c(&p.attr),
             });
             Ok(())
@@ -364,23 +354,23 @@ pub unsafe extern "C" fn dat_ep_modify(
         Sub::HandleEp,
         ep_modify_func(ep_handle, ep_param_mask, ep_param),
         {
-            let ep = lookup(ep_handle)?;
+            let ep = from_handle::<Ep>(ep_handle)?;
             if ep_param_mask == 0 {
                 return ep.modify(0, &empty_param());
             }
             let p = input(ep_param, 3)?;
             let param = EpParam {
-                ia: hh(p.ia_handle),
+                ia: core_handle(p.ia_handle),
                 state: p.ep_state,
                 local_addr: 0,
                 local_port: p.local_port_qual,
                 remote_addr: 0,
                 remote_port: p.remote_port_qual,
-                pz: hh(p.pz_handle),
-                recv_evd: hh(p.recv_evd_handle),
-                request_evd: hh(p.request_evd_handle),
-                connect_evd: hh(p.connect_evd_handle),
-                srq: hh(p.srq_handle),
+                pz: core_handle(p.pz_handle),
+                recv_evd: core_handle(p.recv_evd_handle),
+                request_evd: core_handle(p.request_evd_handle),
+                connect_evd: core_handle(p.connect_evd_handle),
+                srq: core_handle(p.srq_handle),
                 attr: attr_from_c(&p.ep_attr),
             };
             ep.modify(ep_param_mask, &param)
@@ -439,7 +429,7 @@ pub unsafe extern "C" fn dat_ep_connect(
             connect_flags
         ),
         {
-            let ep = lookup(ep_handle)?;
+            let ep = from_handle::<Ep>(ep_handle)?;
             let max = ep.ia.provider_attributes.max_private_data_size;
             let (pd, n) = read_private_data(private_data_size, private_data, max, 5, 6)?;
             let remote = read_sockaddr(remote_ia_address, 2)?;
@@ -484,8 +474,8 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
             qos
         ),
         {
-            let ep = lookup(ep_handle)?;
-            let dup = ep::lookup(ep_dup_handle as usize)?;
+            let ep = from_handle::<Ep>(ep_handle)?;
+            let dup = from_handle::<Ep>(ep_dup_handle)?;
             let max = ep.ia.provider_attributes.max_private_data_size;
             let (pd, n) = read_private_data(private_data_size, private_data, max, 4, 5)?;
             let (remote, qual) = dup.connected_peer()?;
@@ -518,7 +508,7 @@ pub unsafe extern "C" fn dat_ep_disconnect(
         ep_handle,
         Sub::HandleEp,
         ep_disconnect_func(ep_handle, close_flags),
-        { lookup(ep_handle)?.disconnect(close_flags) }
+        { from_handle::<Ep>(ep_handle)?.disconnect(close_flags) }
     )
 }
 
@@ -588,7 +578,7 @@ pub unsafe extern "C" fn dat_ep_post_recv(
             completion_flags
         ),
         {
-            let ep = lookup(ep_handle)?;
+            let ep = from_handle::<Ep>(ep_handle)?;
             let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
@@ -698,7 +688,7 @@ pub unsafe extern "C" fn dat_ep_get_status(
         Sub::HandleEp,
         ep_get_status_func(ep_handle, ep_state, recv_idle, request_idle),
         {
-            let (state, r, q) = lookup(ep_handle)?.status()?;
+            let (state, r, q) = from_handle::<Ep>(ep_handle)?.status()?;
             if let Some(s) = opt_out(ep_state, 2)? {
                 s.set(state);
             }
@@ -723,7 +713,7 @@ pub unsafe extern "C" fn dat_ep_get_status(
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_free(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     entry!(ep_handle, Sub::HandleEp, ep_free_func(ep_handle), {
-        lookup(ep_handle)?.free()
+        from_handle::<Ep>(ep_handle)?.free()
     })
 }
 
@@ -737,7 +727,7 @@ pub unsafe extern "C" fn dat_ep_free(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     entry!(ep_handle, Sub::HandleEp, ep_reset_func(ep_handle), {
-        lookup(ep_handle)?.reset()
+        from_handle::<Ep>(ep_handle)?.reset()
     })
 }
 
@@ -759,7 +749,7 @@ pub unsafe extern "C" fn dat_ep_recv_query(
         Sub::HandleEp,
         ep_recv_query_func(ep_handle, nbufs_allocated, bufs_alloc_span),
         {
-            let (n, span) = lookup(ep_handle)?.recv_query()?;
+            let (n, span) = from_handle::<Ep>(ep_handle)?.recv_query()?;
             if let Some(s) = opt_out(nbufs_allocated, 2)? {
                 s.set(n);
             }
@@ -789,7 +779,7 @@ pub unsafe extern "C" fn dat_ep_set_watermark(
         Sub::HandleEp,
         ep_set_watermark_func(ep_handle, soft_high_watermark, hard_high_watermark),
         {
-            lookup(ep_handle)?.query(0)?;
+            from_handle::<Ep>(ep_handle)?.query(0)?;
             Err(DatError::of(Type::ModelNotSupported))
         }
     )

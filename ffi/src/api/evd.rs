@@ -2,16 +2,16 @@
 //! `DAT_INVALID_HANDLE1` (0x8005001A), as the reference libdat does.
 
 use udapl::error::{DatError, Sub};
-use udapl::handle::Handle;
-use udapl::object::{evd, ia, Evd, Event, EventData, WaitOutcome};
+use udapl::object::{Evd, Event, EventData, Ia, WaitOutcome};
 use udapl::wait::Held;
 
-use crate::boundary::{entry, input, out, put};
-use crate::types::*;
+use crate::boundary::{input, out, put};
+use crate::entry::entry;
+use crate::handles::{core_handle, from_handle, to_handle};
+use dat_abi::*;
 
 /// Writes a core event as a `DAT_EVENT`.
 pub(crate) fn to_c_event(ev: &Event) -> DAT_EVENT {
-    let h = |h: Handle| h.addr() as DAT_HANDLE;
     let ctx = |v: u64| DAT_CONTEXT { as_64: v };
     let event_data = match ev.data {
         EventData::Software { pointer } => DAT_EVENT_DATA {
@@ -26,7 +26,7 @@ pub(crate) fn to_c_event(ev: &Event) -> DAT_EVENT {
             length,
         } => DAT_EVENT_DATA {
             dto_completion_event_data: DAT_DTO_COMPLETION_EVENT_DATA {
-                ep_handle: h(ep),
+                ep_handle: to_handle(ep),
                 user_cookie: ctx(cookie),
                 status,
                 transfered_length: length,
@@ -38,7 +38,7 @@ pub(crate) fn to_c_event(ev: &Event) -> DAT_EVENT {
             status,
         } => DAT_EVENT_DATA {
             rmr_completion_event_data: DAT_RMR_BIND_COMPLETION_EVENT_DATA {
-                rmr_handle: h(rmr),
+                rmr_handle: to_handle(rmr),
                 user_cookie: ctx(cookie),
                 status,
             },
@@ -50,10 +50,12 @@ pub(crate) fn to_c_event(ev: &Event) -> DAT_EVENT {
             cr,
         } => DAT_EVENT_DATA {
             cr_arrival_event_data: DAT_CR_ARRIVAL_EVENT_DATA {
-                sp_handle: DAT_SP_HANDLE { psp_handle: h(sp) },
+                sp_handle: DAT_SP_HANDLE {
+                    psp_handle: to_handle(sp),
+                },
                 local_ia_address_ptr: local_addr as DAT_IA_ADDRESS_PTR,
                 conn_qual,
-                cr_handle: h(cr),
+                cr_handle: to_handle(cr),
             },
         },
         EventData::Connection {
@@ -62,27 +64,23 @@ pub(crate) fn to_c_event(ev: &Event) -> DAT_EVENT {
             private_data,
         } => DAT_EVENT_DATA {
             connect_event_data: DAT_CONNECTION_EVENT_DATA {
-                ep_handle: h(ep),
+                ep_handle: to_handle(ep),
                 private_data_size,
                 private_data: private_data as DAT_PVOID,
             },
         },
         EventData::AsyncError { handle, reason } => DAT_EVENT_DATA {
             asynch_error_event_data: DAT_ASYNCH_ERROR_EVENT_DATA {
-                dat_handle: h(handle),
+                dat_handle: to_handle(handle),
                 reason,
             },
         },
     };
     DAT_EVENT {
         event_number: ev.number,
-        evd_handle: h(ev.evd),
+        evd_handle: to_handle(ev.evd),
         event_data,
     }
-}
-
-fn lookup(h: DAT_EVD_HANDLE) -> udapl::Result<udapl::handle::Ref<Evd>> {
-    evd::lookup(h as usize)
 }
 
 /// Creates an Event Dispatcher.
@@ -106,15 +104,10 @@ pub unsafe extern "C" fn dat_evd_create(
         Sub::HandleIa,
         evd_create_func(ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let slot = out(evd_handle, 5)?;
-            let evd = Evd::create(
-                &ia,
-                evd_min_qlen,
-                Handle::from_addr(cno_handle as usize),
-                evd_flags,
-            )?;
-            slot.set(evd.handle.addr() as DAT_EVD_HANDLE);
+            let evd = Evd::create(&ia, evd_min_qlen, core_handle(cno_handle), evd_flags)?;
+            slot.set(to_handle(evd.handle));
             Ok(())
         }
     )
@@ -138,7 +131,7 @@ pub unsafe extern "C" fn dat_evd_query(
         Sub::Handle1,
         evd_query_func(evd_handle, evd_param_mask, evd_param),
         {
-            let evd = lookup(evd_handle)?;
+            let evd = from_handle::<Evd>(evd_handle)?;
             if evd_param_mask & !DAT_EVD_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
@@ -147,10 +140,10 @@ pub unsafe extern "C" fn dat_evd_query(
             }
             let slot = out(evd_param, 3)?;
             let p = evd.query()?;
-            put!(slot, ia_handle = p.ia.addr() as DAT_IA_HANDLE);
+            put!(slot, ia_handle = to_handle(p.ia));
             put!(slot, evd_qlen = p.qlen);
             put!(slot, evd_state = p.state);
-            put!(slot, cno_handle = p.cno.addr() as DAT_CNO_HANDLE);
+            put!(slot, cno_handle = to_handle(p.cno));
             put!(slot, evd_flags = p.flags);
             Ok(())
         }
@@ -174,9 +167,9 @@ pub unsafe extern "C" fn dat_evd_modify_cno(
         Sub::Handle1,
         evd_modify_cno_func(evd_handle, cno_handle),
         {
-            lookup(evd_handle)?
+            from_handle::<Evd>(evd_handle)?
                 .arc()
-                .modify_cno(Handle::from_addr(cno_handle as usize))
+                .modify_cno(core_handle(cno_handle))
         }
     )
 }
@@ -191,7 +184,7 @@ pub unsafe extern "C" fn dat_evd_modify_cno(
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_enable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     entry!(evd_handle, Sub::Handle1, evd_enable_func(evd_handle), {
-        lookup(evd_handle)?.set_enabled(true)
+        from_handle::<Evd>(evd_handle)?.set_enabled(true)
     })
 }
 
@@ -205,7 +198,7 @@ pub unsafe extern "C" fn dat_evd_enable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETUR
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_disable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     entry!(evd_handle, Sub::Handle1, evd_disable_func(evd_handle), {
-        lookup(evd_handle)?.set_enabled(false)
+        from_handle::<Evd>(evd_handle)?.set_enabled(false)
     })
 }
 
@@ -237,7 +230,7 @@ pub unsafe extern "C" fn dat_evd_wait(
             // not end the sleep that may follow (src/wait/mod.rs).
             let held = Held::signals_if(timeout != 0);
             // A counted reference: the wait may block for long.
-            let evd = lookup(evd_handle)?.arc();
+            let evd = from_handle::<Evd>(evd_handle)?.arc();
             let ev_slot = out(event, 4)?;
             let nmore_slot = out(nmore, 5)?;
             match evd.wait(timeout, threshold, &held)? {
@@ -272,7 +265,7 @@ pub unsafe extern "C" fn dat_evd_resize(
         evd_handle,
         Sub::Handle1,
         evd_resize_func(evd_handle, evd_min_qlen),
-        { lookup(evd_handle)?.resize(evd_min_qlen) }
+        { from_handle::<Evd>(evd_handle)?.resize(evd_min_qlen) }
     )
 }
 
@@ -294,7 +287,7 @@ pub unsafe extern "C" fn dat_evd_post_se(
         Sub::Handle1,
         evd_post_se_func(evd_handle, event),
         {
-            let evd = lookup(evd_handle)?;
+            let evd = from_handle::<Evd>(evd_handle)?;
             let ev = input(event, 2)?;
             // SAFETY: reading the pointer member of the (copied) union as plain bits.
             let pointer = unsafe { ev.event_data.software_event_data.pointer } as usize;
@@ -321,7 +314,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(
         Sub::Handle1,
         evd_dequeue_func(evd_handle, event),
         {
-            let evd = lookup(evd_handle)?;
+            let evd = from_handle::<Evd>(evd_handle)?;
             let slot = out(event, 2)?;
             let ev = evd.dequeue()?;
             slot.set(to_c_event(&ev));
@@ -340,7 +333,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_free(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     entry!(evd_handle, Sub::Handle1, evd_free_func(evd_handle), {
-        lookup(evd_handle)?.free()
+        from_handle::<Evd>(evd_handle)?.free()
     })
 }
 
@@ -357,7 +350,7 @@ pub unsafe extern "C" fn dat_evd_set_unwaitable(evd_handle: DAT_EVD_HANDLE) -> D
         evd_handle,
         Sub::Handle1,
         evd_set_unwaitable_func(evd_handle),
-        { lookup(evd_handle)?.set_waitable(false) }
+        { from_handle::<Evd>(evd_handle)?.set_waitable(false) }
     )
 }
 
@@ -374,6 +367,6 @@ pub unsafe extern "C" fn dat_evd_clear_unwaitable(evd_handle: DAT_EVD_HANDLE) ->
         evd_handle,
         Sub::Handle1,
         evd_clear_unwaitable_func(evd_handle),
-        { lookup(evd_handle)?.set_waitable(true) }
+        { from_handle::<Evd>(evd_handle)?.set_waitable(true) }
     )
 }

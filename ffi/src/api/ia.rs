@@ -5,11 +5,12 @@ use udapl::object::{ia, AsyncRequest, Ia, OpenParams};
 use udapl::registry::{Opener, ProviderKey};
 use udapl::transport::DeviceConfig;
 
-use crate::boundary::{
-    bad_handle, c_name, code, entry, guard, invalid_handle, opt_out, out, put, Out,
-};
-use crate::types::*;
+use super::{cno::*, cr::*, ep::*, evd::*, mem::*, misc::*, sp::*, srq::*};
+use crate::boundary::{bad_handle, c_name, code, guard, invalid_handle, opt_out, out, put, Out};
+use crate::entry::entry;
+use crate::handles::{address, core_handle, from_handle, to_handle};
 use crate::{provider_table, registry_glue};
+use dat_abi::*;
 
 const RO_AWARE_PREFIX: &[u8] = b"RO_AWARE_";
 
@@ -33,8 +34,84 @@ fn name_bytes(name: DAT_NAME_PTR) -> Option<Vec<u8>> {
 }
 
 fn agent_invoker(agent: udapl::object::Agent, evd: udapl::handle::Handle) {
-    crate::api::cno::invoke_agent(agent, evd)
+    invoke_agent(agent, evd)
 }
+
+/// Our `DAT_PROVIDER` slots: every one is an exported entry point, and
+/// opening goes through `builtin_ia_open`. [`provider_table::for_name`]
+/// adds the IA name.
+const ENTRY_POINTS: DAT_PROVIDER = DAT_PROVIDER {
+    device_name: std::ptr::null(),
+    extension: std::ptr::null_mut(),
+    ia_open_func: Some(builtin_ia_open),
+    ia_query_func: Some(dat_ia_query),
+    ia_close_func: Some(dat_ia_close),
+    set_consumer_context_func: Some(dat_set_consumer_context),
+    get_consumer_context_func: Some(dat_get_consumer_context),
+    get_handle_type_func: Some(dat_get_handle_type),
+    cno_create_func: Some(dat_cno_create),
+    cno_modify_agent_func: Some(dat_cno_modify_agent),
+    cno_query_func: Some(dat_cno_query),
+    cno_free_func: Some(dat_cno_free),
+    cno_wait_func: Some(dat_cno_wait),
+    cr_query_func: Some(dat_cr_query),
+    cr_accept_func: Some(dat_cr_accept),
+    cr_reject_func: Some(dat_cr_reject),
+    cr_handoff_func: Some(dat_cr_handoff),
+    evd_create_func: Some(dat_evd_create),
+    evd_query_func: Some(dat_evd_query),
+    evd_modify_cno_func: Some(dat_evd_modify_cno),
+    evd_enable_func: Some(dat_evd_enable),
+    evd_disable_func: Some(dat_evd_disable),
+    evd_wait_func: Some(dat_evd_wait),
+    evd_resize_func: Some(dat_evd_resize),
+    evd_post_se_func: Some(dat_evd_post_se),
+    evd_dequeue_func: Some(dat_evd_dequeue),
+    evd_free_func: Some(dat_evd_free),
+    ep_create_func: Some(dat_ep_create),
+    ep_query_func: Some(dat_ep_query),
+    ep_modify_func: Some(dat_ep_modify),
+    ep_connect_func: Some(dat_ep_connect),
+    ep_dup_connect_func: Some(dat_ep_dup_connect),
+    ep_disconnect_func: Some(dat_ep_disconnect),
+    ep_post_send_func: Some(dat_ep_post_send),
+    ep_post_recv_func: Some(dat_ep_post_recv),
+    ep_post_rdma_read_func: Some(dat_ep_post_rdma_read),
+    ep_post_rdma_write_func: Some(dat_ep_post_rdma_write),
+    ep_get_status_func: Some(dat_ep_get_status),
+    ep_free_func: Some(dat_ep_free),
+    lmr_create_func: Some(dat_lmr_create),
+    lmr_query_func: Some(dat_lmr_query),
+    lmr_free_func: Some(dat_lmr_free),
+    rmr_create_func: Some(dat_rmr_create),
+    rmr_query_func: Some(dat_rmr_query),
+    rmr_bind_func: Some(dat_rmr_bind),
+    rmr_free_func: Some(dat_rmr_free),
+    psp_create_func: Some(dat_psp_create),
+    psp_query_func: Some(dat_psp_query),
+    psp_free_func: Some(dat_psp_free),
+    rsp_create_func: Some(dat_rsp_create),
+    rsp_query_func: Some(dat_rsp_query),
+    rsp_free_func: Some(dat_rsp_free),
+    pz_create_func: Some(dat_pz_create),
+    pz_query_func: Some(dat_pz_query),
+    pz_free_func: Some(dat_pz_free),
+    psp_create_any_func: Some(dat_psp_create_any),
+    ep_reset_func: Some(dat_ep_reset),
+    evd_set_unwaitable_func: Some(dat_evd_set_unwaitable),
+    evd_clear_unwaitable_func: Some(dat_evd_clear_unwaitable),
+    lmr_sync_rdma_read_func: Some(dat_lmr_sync_rdma_read),
+    lmr_sync_rdma_write_func: Some(dat_lmr_sync_rdma_write),
+    ep_create_with_srq_func: Some(dat_ep_create_with_srq),
+    ep_recv_query_func: Some(dat_ep_recv_query),
+    ep_set_watermark_func: Some(dat_ep_set_watermark),
+    srq_create_func: Some(dat_srq_create),
+    srq_free_func: Some(dat_srq_free),
+    srq_post_recv_func: Some(dat_srq_post_recv),
+    srq_query_func: Some(dat_srq_query),
+    srq_resize_func: Some(dat_srq_resize),
+    srq_set_lw_func: Some(dat_srq_set_lw),
+};
 
 /// Opens one of our IAs and writes the OUT parameters.
 ///
@@ -53,18 +130,18 @@ unsafe fn open_builtin(
         let async_slot = out(async_evd, 3)?;
         let ia_slot = out(ia_out, 4)?;
         // SAFETY: checked non-NULL and aligned; an IN/OUT handle read by value.
-        let requested = unsafe { async_slot.as_ptr().read() } as usize;
-        let request = match requested {
+        let requested = unsafe { async_slot.as_ptr().read() };
+        let request = match address(requested) {
             0 => AsyncRequest::Create(qlen),
             1 => AsyncRequest::Exists,
             h if bad_handle(h) || !udapl::handle::is_ours(h) => {
                 return Err(DatError::handle(Sub::HandleEvdAsync))
             }
-            h => AsyncRequest::Existing(udapl::handle::Handle::from_addr(h)),
+            _ => AsyncRequest::Existing(core_handle(requested)),
         };
         let name = String::from_utf8_lossy(name).into_owned();
         let params = OpenParams {
-            provider_word: provider_table::for_name(&name),
+            provider_word: provider_table::for_name(&name, &ENTRY_POINTS),
             name,
             ro_aware,
             dapl_major: key.major,
@@ -77,10 +154,10 @@ unsafe fn open_builtin(
         let ia = Ia::open(params, Some(agent_invoker))?;
         if created {
             if let Some(h) = ia.async_evd_handle() {
-                async_slot.set(h.addr() as DAT_EVD_HANDLE);
+                async_slot.set(to_handle(h));
             }
         }
-        ia_slot.set(ia.handle.addr() as DAT_IA_HANDLE);
+        ia_slot.set(to_handle(ia.handle));
         Ok(())
     });
     if r.is_err() && !ia_out.is_null() {
@@ -207,7 +284,7 @@ pub unsafe extern "C" fn dat_ia_openv(
         };
         if rc == DAT_SUCCESS {
             // SAFETY: checked non-NULL above; the provider wrote it.
-            let ia = unsafe { ia_handle.read() } as usize;
+            let ia = address(unsafe { ia_handle.read() });
             registry_glue::remember(ia, ticket);
         } else {
             reg.release(&ticket);
@@ -231,12 +308,13 @@ pub unsafe extern "C" fn dat_ia_close(
     ia_flags: DAT_CLOSE_FLAGS,
 ) -> DAT_RETURN {
     guard(|| {
-        let h = ia_handle as usize;
+        let h = address(ia_handle);
         if bad_handle(h) {
             return invalid_handle(Sub::HandleIa);
         }
         if !udapl::handle::is_ours(h) {
-            let rc = match crate::foreign::provider(h) {
+            let registry = registry_glue::existing();
+            let rc = match registry.and_then(|reg| crate::foreign::provider(reg, h)) {
                 // SAFETY: a registered provider's close slot.
                 Some(p) => match p.ia_close_func {
                     Some(f) => unsafe { f(ia_handle, ia_flags) },
@@ -445,7 +523,7 @@ pub unsafe extern "C" fn dat_ia_query(
             provider_attributes
         ),
         {
-            let ia = ia::lookup(ia_handle as usize)?;
+            let ia = from_handle::<Ia>(ia_handle)?;
             if ia_attr_mask & !DAT_IA_FIELD_ALL != 0 {
                 return Err(DatError::arg(3));
             }
@@ -472,7 +550,7 @@ pub unsafe extern "C" fn dat_ia_query(
             }
             if let Some(slot) = async_out {
                 slot.set(match async_h {
-                    Some(h) => h.addr() as DAT_EVD_HANDLE,
+                    Some(h) => to_handle(h),
                     None => DAT_EVD_OUT_OF_SCOPE,
                 });
             }

@@ -1,11 +1,12 @@
 //! PZ, LMR and RMR functions.
 
 use udapl::error::{DatError, Sub};
-use udapl::handle::Handle;
-use udapl::object::{ia, lmr, pz, rmr, Lmr, LmrRequest, Pz, Region, Rmr};
+use udapl::object::{lmr, Ep, Ia, Lmr, LmrRequest, Pz, Region, Rmr};
 
-use crate::boundary::{entry, input, out, put};
-use crate::types::*;
+use crate::boundary::{input, out, put};
+use crate::entry::entry;
+use crate::handles::{core_handle, from_handle, to_handle};
+use dat_abi::*;
 
 /// Creates a Protection Zone.
 ///
@@ -25,9 +26,9 @@ pub unsafe extern "C" fn dat_pz_create(
         Sub::HandleIa,
         pz_create_func(ia_handle, pz_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let slot = out(pz_handle, 2)?;
-            slot.set(Pz::create(&ia)?.handle.addr() as DAT_PZ_HANDLE);
+            slot.set(to_handle(Pz::create(&ia)?.handle));
             Ok(())
         }
     )
@@ -51,15 +52,12 @@ pub unsafe extern "C" fn dat_pz_query(
         Sub::HandlePz,
         pz_query_func(pz_handle, pz_param_mask, pz_param),
         {
-            let pz = pz::lookup(pz_handle as usize)?;
+            let pz = from_handle::<Pz>(pz_handle)?;
             if pz_param_mask & !DAT_PZ_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
             if pz_param_mask != 0 {
-                put!(
-                    out(pz_param, 3)?,
-                    ia_handle = pz.ia.handle.addr() as DAT_IA_HANDLE
-                );
+                put!(out(pz_param, 3)?, ia_handle = to_handle(pz.ia.handle));
             }
             Ok(())
         }
@@ -76,7 +74,7 @@ pub unsafe extern "C" fn dat_pz_query(
 #[no_mangle]
 pub unsafe extern "C" fn dat_pz_free(pz_handle: DAT_PZ_HANDLE) -> DAT_RETURN {
     entry!(pz_handle, Sub::HandlePz, pz_free_func(pz_handle), {
-        pz::lookup(pz_handle as usize)?.free()
+        from_handle::<Pz>(pz_handle)?.free()
     })
 }
 
@@ -123,7 +121,7 @@ pub unsafe extern "C" fn dat_lmr_create(
             registered_address
         ),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let slot = out(lmr_handle, 7)?;
             let ctx_out = crate::boundary::opt_out(lmr_context, 8)?;
             let rctx_out = crate::boundary::opt_out(rmr_context, 9)?;
@@ -133,9 +131,7 @@ pub unsafe extern "C" fn dat_lmr_create(
             // member is plain data (pointers are only compared and stored).
             let region = unsafe {
                 match mem_type {
-                    DAT_MEM_TYPE_LMR => Region::Lmr(Handle::from_addr(
-                        region_description.for_lmr_handle as usize,
-                    )),
+                    DAT_MEM_TYPE_LMR => Region::Lmr(core_handle(region_description.for_lmr_handle)),
                     DAT_MEM_TYPE_SHARED_VIRTUAL => {
                         let sm = region_description.for_shared_memory;
                         let mut cookie = [0u8; lmr::COOKIE_SIZE];
@@ -160,12 +156,12 @@ pub unsafe extern "C" fn dat_lmr_create(
                 mem_type,
                 region,
                 length,
-                pz: Handle::from_addr(pz_handle as usize),
+                pz: core_handle(pz_handle),
                 privileges,
             };
             let l = Lmr::create(&ia, req)?;
             // Raw writes in argument order: OUT arguments may alias.
-            slot.set(l.handle.addr() as DAT_LMR_HANDLE);
+            slot.set(to_handle(l.handle));
             if let Some(p) = ctx_out {
                 p.set(l.lmr_context);
             }
@@ -201,7 +197,7 @@ pub unsafe extern "C" fn dat_lmr_query(
         Sub::HandleLmr,
         lmr_query_func(lmr_handle, lmr_param_mask, lmr_param),
         {
-            let l = lmr::lookup(lmr_handle as usize)?;
+            let l = from_handle::<Lmr>(lmr_handle)?;
             if lmr_param_mask & !DAT_LMR_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
@@ -209,14 +205,14 @@ pub unsafe extern "C" fn dat_lmr_query(
                 return Ok(());
             }
             let p = out(lmr_param, 3)?;
-            put!(p, ia_handle = l.ia.handle.addr() as DAT_IA_HANDLE);
+            put!(p, ia_handle = to_handle(l.ia.handle));
             put!(p, mem_type = l.mem_type);
             let region_desc = match l.region {
                 Region::Va(va) => DAT_REGION_DESCRIPTION {
                     for_va: va as DAT_PVOID,
                 },
                 Region::Lmr(h) => DAT_REGION_DESCRIPTION {
-                    for_lmr_handle: h.addr() as DAT_LMR_HANDLE,
+                    for_lmr_handle: to_handle(h),
                 },
                 Region::Shared { va, cookie_ptr, .. } => DAT_REGION_DESCRIPTION {
                     for_shared_memory: DAT_SHARED_MEMORY {
@@ -227,7 +223,7 @@ pub unsafe extern "C" fn dat_lmr_query(
             };
             put!(p, region_desc = region_desc);
             put!(p, length = l.length);
-            put!(p, pz_handle = l.pz.handle.addr() as DAT_PZ_HANDLE);
+            put!(p, pz_handle = to_handle(l.pz.handle));
             put!(p, mem_priv = l.privileges);
             put!(p, lmr_context = l.lmr_context);
             put!(p, rmr_context = l.rmr_context);
@@ -248,7 +244,7 @@ pub unsafe extern "C" fn dat_lmr_query(
 #[no_mangle]
 pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN {
     entry!(lmr_handle, Sub::HandleLmr, lmr_free_func(lmr_handle), {
-        lmr::lookup(lmr_handle as usize)?.free()
+        from_handle::<Lmr>(lmr_handle)?.free()
     })
 }
 
@@ -272,7 +268,7 @@ fn segment_count(p: *const DAT_LMR_TRIPLET, num: DAT_VLEN) -> udapl::Result<usiz
 /// key check), then a fence (memory is cache-coherent here). Triplets are
 /// read one by one, by value.
 fn sync(ia_handle: DAT_IA_HANDLE, p: *const DAT_LMR_TRIPLET, n: DAT_VLEN) -> udapl::Result<()> {
-    let ia = ia::lookup(ia_handle as usize)?;
+    let ia = from_handle::<Ia>(ia_handle)?;
     let n = segment_count(p, n)?;
     ia.sync_segments((0..n).map(|i| {
         // SAFETY: the caller passes `n` readable triplets; each is copied.
@@ -341,9 +337,9 @@ pub unsafe extern "C" fn dat_rmr_create(
         Sub::HandlePz,
         rmr_create_func(pz_handle, rmr_handle),
         {
-            let pz = pz::lookup(pz_handle as usize)?.arc();
+            let pz = from_handle::<Pz>(pz_handle)?.arc();
             let slot = out(rmr_handle, 2)?;
-            slot.set(Rmr::create(&pz)?.handle.addr() as DAT_RMR_HANDLE);
+            slot.set(to_handle(Rmr::create(&pz)?.handle));
             Ok(())
         }
     )
@@ -367,7 +363,7 @@ pub unsafe extern "C" fn dat_rmr_query(
         Sub::HandleRmr,
         rmr_query_func(rmr_handle, rmr_param_mask, rmr_param),
         {
-            let r = rmr::lookup(rmr_handle as usize)?;
+            let r = from_handle::<Rmr>(rmr_handle)?;
             if rmr_param_mask & !DAT_RMR_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
@@ -376,8 +372,8 @@ pub unsafe extern "C" fn dat_rmr_query(
             }
             let p = out(rmr_param, 3)?;
             let v = r.params()?;
-            put!(p, ia_handle = v.ia.addr() as DAT_IA_HANDLE);
-            put!(p, pz_handle = v.pz.addr() as DAT_PZ_HANDLE);
+            put!(p, ia_handle = to_handle(v.ia));
+            put!(p, pz_handle = to_handle(v.pz));
             put!(
                 p,
                 lmr_triplet = DAT_LMR_TRIPLET {
@@ -424,9 +420,9 @@ pub unsafe extern "C" fn dat_rmr_bind(
             rmr_context
         ),
         {
-            let rmr = rmr::lookup(rmr_handle as usize)?;
+            let rmr = from_handle::<Rmr>(rmr_handle)?;
             let t = input(lmr_triplet, 2)?;
-            let ep = udapl::object::ep::lookup(ep_handle as usize)?;
+            let ep = from_handle::<Ep>(ep_handle)?;
             let slot = out(rmr_context, 7)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
@@ -452,6 +448,6 @@ pub unsafe extern "C" fn dat_rmr_bind(
 #[no_mangle]
 pub unsafe extern "C" fn dat_rmr_free(rmr_handle: DAT_RMR_HANDLE) -> DAT_RETURN {
     entry!(rmr_handle, Sub::HandleRmr, rmr_free_func(rmr_handle), {
-        rmr::lookup(rmr_handle as usize)?.free()
+        from_handle::<Rmr>(rmr_handle)?.free()
     })
 }

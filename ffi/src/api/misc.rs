@@ -3,8 +3,10 @@
 use udapl::error::{self, DatError, Sub};
 use udapl::handle;
 
-use crate::boundary::{entry, guard, out};
-use crate::types::*;
+use crate::boundary::{guard, out};
+use crate::entry::entry;
+use crate::handles::address;
+use dat_abi::*;
 
 /// Stores the consumer context of any DAT object.
 ///
@@ -25,7 +27,7 @@ pub unsafe extern "C" fn dat_set_consumer_context(
         {
             // SAFETY: all members of the 8-byte union share the same bits.
             let v = unsafe { context.as_64 };
-            if handle::set_context(dat_handle as usize, v) {
+            if handle::set_context(address(dat_handle), v) {
                 Ok(())
             } else {
                 Err(DatError::handle(Sub::Handle1))
@@ -51,7 +53,7 @@ pub unsafe extern "C" fn dat_get_consumer_context(
         Sub::Handle1,
         get_consumer_context_func(dat_handle, context),
         {
-            let v = handle::context(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
+            let v = handle::context(address(dat_handle)).ok_or(DatError::handle(Sub::Handle1))?;
             out(context, 2)?.set(DAT_CONTEXT { as_64: v });
             Ok(())
         }
@@ -75,7 +77,7 @@ pub unsafe extern "C" fn dat_get_handle_type(
         Sub::Handle1,
         get_handle_type_func(dat_handle, handle_type),
         {
-            let t = handle::type_of(dat_handle as usize).ok_or(DatError::handle(Sub::Handle1))?;
+            let t = handle::type_of(address(dat_handle)).ok_or(DatError::handle(Sub::Handle1))?;
             out(handle_type, 2)?.set(t as DAT_HANDLE_TYPE);
             Ok(())
         }

@@ -6,7 +6,7 @@ use udapl::registry::Opener;
 
 use crate::boundary::{guard, input, out};
 use crate::registry_glue::{info_of, key_of, registry};
-use crate::types::*;
+use dat_abi::*;
 
 /// Lists the registry: dat.conf entries in file order, then the built-in IAs.
 ///

@@ -4,18 +4,15 @@
 //! behaviour is in `udapl::object::sp`.
 
 use udapl::error::{DatError, Sub};
-use udapl::handle::Handle;
-use udapl::object::{ia, sp, Sp};
+use udapl::object::{Ia, Psp, Rsp, Sp};
 
-use crate::boundary::{entry, out};
-use crate::types::*;
+use crate::boundary::out;
+use crate::entry::entry;
+use crate::handles::{core_handle, from_handle, to_handle};
+use dat_abi::*;
 
 /// `DAT_PSP_FIELD_ALL` / `DAT_RSP_FIELD_ALL`.
 const SP_FIELD_ALL: u32 = 0xf;
-
-fn hh(x: DAT_HANDLE) -> Handle {
-    Handle::from_addr(x as usize)
-}
 
 /// Creates a public service point.
 ///
@@ -38,10 +35,11 @@ pub unsafe extern "C" fn dat_psp_create(
         Sub::HandleIa,
         psp_create_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let slot = out(psp_handle, 5)?;
-            let (sp, _) = Sp::create_psp(&ia, conn_qual, hh(evd_handle), psp_flags, false)?;
-            slot.set(sp.handle.addr() as DAT_PSP_HANDLE);
+            let (sp, _) =
+                Sp::create_psp(&ia, conn_qual, core_handle(evd_handle), psp_flags, false)?;
+            slot.set(to_handle(sp.handle));
             Ok(())
         }
     )
@@ -67,12 +65,12 @@ pub unsafe extern "C" fn dat_psp_create_any(
         Sub::HandleIa,
         psp_create_any_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let qual_slot = out(conn_qual, 2)?;
             let slot = out(psp_handle, 5)?;
-            let (sp, q) = Sp::create_psp(&ia, 0, hh(evd_handle), psp_flags, true)?;
+            let (sp, q) = Sp::create_psp(&ia, 0, core_handle(evd_handle), psp_flags, true)?;
             qual_slot.set(q);
-            slot.set(sp.handle.addr() as DAT_PSP_HANDLE);
+            slot.set(to_handle(sp.handle));
             Ok(())
         }
     )
@@ -96,16 +94,16 @@ pub unsafe extern "C" fn dat_psp_query(
         Sub::HandlePsp,
         psp_query_func(psp_handle, psp_param_mask, psp_param),
         {
-            let psp = sp::lookup_psp(psp_handle as usize)?;
+            let psp = from_handle::<Psp>(psp_handle)?;
             if psp_param_mask & !SP_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
             let slot = out(psp_param, 3)?;
             let p = psp.sp.params();
             slot.set(DAT_PSP_PARAM {
-                ia_handle: p.ia.addr() as DAT_IA_HANDLE,
+                ia_handle: to_handle(p.ia),
                 conn_qual: p.conn_qual,
-                evd_handle: p.evd.addr() as DAT_EVD_HANDLE,
+                evd_handle: to_handle(p.evd),
                 psp_flags: p.flags,
             });
             Ok(())
@@ -123,7 +121,7 @@ pub unsafe extern "C" fn dat_psp_query(
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_free(psp_handle: DAT_PSP_HANDLE) -> DAT_RETURN {
     entry!(psp_handle, Sub::HandlePsp, psp_free_func(psp_handle), {
-        sp::lookup_psp(psp_handle as usize)?.sp.free()
+        from_handle::<Psp>(psp_handle)?.sp.free()
     })
 }
 
@@ -148,10 +146,15 @@ pub unsafe extern "C" fn dat_rsp_create(
         Sub::HandleIa,
         rsp_create_func(ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let slot = out(rsp_handle, 5)?;
-            let sp = Sp::create_rsp(&ia, conn_qual, hh(ep_handle), hh(evd_handle))?;
-            slot.set(sp.handle.addr() as DAT_RSP_HANDLE);
+            let sp = Sp::create_rsp(
+                &ia,
+                conn_qual,
+                core_handle(ep_handle),
+                core_handle(evd_handle),
+            )?;
+            slot.set(to_handle(sp.handle));
             Ok(())
         }
     )
@@ -175,17 +178,17 @@ pub unsafe extern "C" fn dat_rsp_query(
         Sub::HandleRsp,
         rsp_query_func(rsp_handle, rsp_param_mask, rsp_param),
         {
-            let rsp = sp::lookup_rsp(rsp_handle as usize)?;
+            let rsp = from_handle::<Rsp>(rsp_handle)?;
             if rsp_param_mask & !SP_FIELD_ALL != 0 {
                 return Err(DatError::arg(2));
             }
             let slot = out(rsp_param, 3)?;
             let p = rsp.sp.params();
             slot.set(DAT_RSP_PARAM {
-                ia_handle: p.ia.addr() as DAT_IA_HANDLE,
+                ia_handle: to_handle(p.ia),
                 conn_qual: p.conn_qual,
-                evd_handle: p.evd.addr() as DAT_EVD_HANDLE,
-                ep_handle: p.ep.addr() as DAT_EP_HANDLE,
+                evd_handle: to_handle(p.evd),
+                ep_handle: to_handle(p.ep),
             });
             Ok(())
         }
@@ -202,6 +205,6 @@ pub unsafe extern "C" fn dat_rsp_query(
 #[no_mangle]
 pub unsafe extern "C" fn dat_rsp_free(rsp_handle: DAT_RSP_HANDLE) -> DAT_RETURN {
     entry!(rsp_handle, Sub::HandleRsp, rsp_free_func(rsp_handle), {
-        sp::lookup_rsp(rsp_handle as usize)?.sp.free()
+        from_handle::<Rsp>(rsp_handle)?.sp.free()
     })
 }

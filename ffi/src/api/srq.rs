@@ -3,12 +3,13 @@
 //! in `udapl::object::srq`.
 
 use udapl::error::Sub;
-use udapl::handle::Handle;
-use udapl::object::{ia, srq, Srq};
+use udapl::object::{Ia, Srq};
 
 use crate::api::ep::read_iov;
-use crate::boundary::{entry, input, out};
-use crate::types::*;
+use crate::boundary::{input, out};
+use crate::entry::entry;
+use crate::handles::{core_handle, from_handle, to_handle};
+use dat_abi::*;
 
 /// Creates a shared receive queue.
 ///
@@ -30,17 +31,17 @@ pub unsafe extern "C" fn dat_srq_create(
         Sub::HandleIa,
         srq_create_func(ia_handle, pz_handle, srq_attr, srq_handle),
         {
-            let ia = ia::lookup(ia_handle as usize)?.arc();
+            let ia = from_handle::<Ia>(ia_handle)?.arc();
             let a = input(srq_attr as *const DAT_SRQ_ATTR, 3)?;
             let slot = out(srq_handle, 4)?;
             let s = Srq::create(
                 &ia,
-                Handle::from_addr(pz_handle as usize),
+                core_handle(pz_handle),
                 a.max_recv_dtos,
                 a.max_recv_iov,
                 a.low_watermark,
             )?;
-            slot.set(s.handle.addr() as DAT_SRQ_HANDLE);
+            slot.set(to_handle(s.handle));
             Ok(())
         }
     )
@@ -56,7 +57,7 @@ pub unsafe extern "C" fn dat_srq_create(
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_free(srq_handle: DAT_SRQ_HANDLE) -> DAT_RETURN {
     entry!(srq_handle, Sub::HandleSrq, srq_free_func(srq_handle), {
-        srq::lookup(srq_handle as usize)?.free()
+        from_handle::<Srq>(srq_handle)?.free()
     })
 }
 
@@ -80,7 +81,7 @@ pub unsafe extern "C" fn dat_srq_post_recv(
         Sub::HandleSrq,
         srq_post_recv_func(srq_handle, num_segments, local_iov, user_cookie),
         {
-            let s = srq::lookup(srq_handle as usize)?;
+            let s = from_handle::<Srq>(srq_handle)?;
             let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
@@ -107,13 +108,13 @@ pub unsafe extern "C" fn dat_srq_query(
         Sub::HandleSrq,
         srq_query_func(srq_handle, srq_param_mask, srq_param),
         {
-            let s = srq::lookup(srq_handle as usize)?;
+            let s = from_handle::<Srq>(srq_handle)?;
             let p = s.query(u64::from(srq_param_mask))?;
             let slot = out(srq_param, 3)?;
             slot.set(DAT_SRQ_PARAM {
-                ia_handle: p.ia.addr() as DAT_IA_HANDLE,
+                ia_handle: to_handle(p.ia),
                 srq_state: p.state,
-                pz_handle: p.pz.addr() as DAT_PZ_HANDLE,
+                pz_handle: to_handle(p.pz),
                 max_recv_dtos: p.max_recv_dtos,
                 max_recv_iov: p.max_recv_iov,
                 low_watermark: p.low_watermark,
@@ -141,7 +142,7 @@ pub unsafe extern "C" fn dat_srq_resize(
         srq_handle,
         Sub::HandleSrq,
         srq_resize_func(srq_handle, srq_max_recv_dto),
-        { srq::lookup(srq_handle as usize)?.resize(srq_max_recv_dto) }
+        { from_handle::<Srq>(srq_handle)?.resize(srq_max_recv_dto) }
     )
 }
 
@@ -161,6 +162,6 @@ pub unsafe extern "C" fn dat_srq_set_lw(
         srq_handle,
         Sub::HandleSrq,
         srq_set_lw_func(srq_handle, low_watermark),
-        { srq::lookup(srq_handle as usize)?.set_lw(low_watermark) }
+        { from_handle::<Srq>(srq_handle)?.set_lw(low_watermark) }
     )
 }

@@ -18,10 +18,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde::Serialize;
 
-use dat_tools::abi::*;
-use dat_tools::conf::{self, BuiltinOptions, Location, Problem, Severity};
+use dat_abi::*;
+use dat_tools::conf::{self, Location, Problem, Severity};
 use dat_tools::fmt;
-use dat_tools::ia::{self, IaAttr, Key, OpenIa, ProviderAttr};
+use dat_tools::ia::{self, IaAttr, Key, NamedAttr, OpenIa, ProviderAttr};
 use dat_tools::sys::{self, Dat};
 
 /// Every entry listed opened (or, with --list, was listed).
@@ -50,8 +50,8 @@ every IA is opened (dat_ia_openv with the entry's DAT version and thread
 safety), queried (dat_ia_query, every attribute) and closed.
 
 Output: a summary table, then each IA: where its entry comes from, its provider,
-transport and options (built-in provider: from its dat.conf instance data, in
-dat.conf syntax), status, address, and every DAT_IA_ATTR and DAT_PROVIDER_ATTR
+transport and options (built-in provider: as the open IA reports them in its
+provider_specific_attr), status, address, and every DAT_IA_ATTR and DAT_PROVIDER_ATTR
 field by its C name. An IA whose attributes equal an earlier one's (thread
 safety aside) refers to it instead of repeating them, unless -v is given; -v
 also prints the named attributes as name=value.
@@ -85,11 +85,14 @@ JSON (--json): one object; with --list, an array of IA names.
     provider              \"built-in\" | \"library\" | \"unknown\" (unlisted)
     provider_loads, provider_error, has_dat_provider_init
                           the dlopen check of a library (null: built-in)
-    transport, options    built-in provider: tcp|shm|verbs and {netdev, family,
-                          port, crc, ack, fpdu, rnr_timeout, keepalive,
-                          user_timeout, ignored} (null: a library's own)
-    unavailable           why this build cannot open the built-in IA's
-                          transport (shm, verbs: not in this build), or null
+    transport, options    built-in provider: the transport the IA reports
+                          (provider_specific_attr 'transport'; for an IA that
+                          did not open, the transport= its instance data asks
+                          for, if any) and {name: value} of the other
+                          provider_specific_attr but address (null: a library's own)
+    unavailable           why the IA did not open: the DAT error name, after
+                          'transport=NAME: ' if the instance data asks for one;
+                          null if it opened
     opened                whether dat_ia_openv succeeded
     error, error_code     dat_strerror text and \"0x........\" of what failed
     address, address_family
@@ -181,9 +184,9 @@ struct EntryReport {
     provider_error: Option<String>,
     has_dat_provider_init: Option<bool>,
     transport: Option<String>,
-    /// Why this build cannot open the built-in IA's transport.
+    /// Why the IA did not open.
     unavailable: Option<String>,
-    options: Option<BuiltinOptions>,
+    options: Option<Options>,
     opened: bool,
     error: Option<String>,
     error_code: Option<String>,
@@ -204,6 +207,46 @@ struct Report {
     entries: Vec<EntryReport>,
     errors: Vec<String>,
     exit_code: u8,
+}
+
+/// The built-in provider's options as an open IA reports them: its
+/// provider-specific attributes but the transport and the address, in the
+/// library's order (a JSON object).
+#[derive(Debug)]
+struct Options(Vec<NamedAttr>);
+
+impl Options {
+    /// The transport and the options in `attrs` (`provider_specific_attr`).
+    fn of(attrs: &[NamedAttr]) -> (Option<String>, Options) {
+        let transport = attrs.iter().find(|a| a.name == "transport");
+        let options = attrs
+            .iter()
+            .filter(|a| a.name != "transport" && a.name != "address")
+            .cloned()
+            .collect();
+        (transport.map(|a| a.value.clone()), Options(options))
+    }
+
+    /// `name=value` pairs separated by blanks.
+    fn to_conf_syntax(&self) -> String {
+        let pairs: Vec<String> = self
+            .0
+            .iter()
+            .map(|a| format!("{}={}", a.name, a.value))
+            .collect();
+        pairs.join(" ")
+    }
+}
+
+impl Serialize for Options {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for a in &self.0 {
+            map.serialize_entry(&a.name, &a.value)?;
+        }
+        map.end()
+    }
 }
 
 /// Collects the stderr lines and the exit status.
@@ -316,14 +359,6 @@ fn match_entries(keys: &[Key], conf: &mut ConfReport) -> Vec<Option<usize>> {
             thread_safe: e.thread_safe,
         };
         if used[i] {
-            if conf::is_builtin_library(&e.library) {
-                for t in BuiltinOptions::from_instance_data(&e.instance_data).ignored {
-                    conf.problems.push(warning(
-                        e.line,
-                        format!("instance data token '{t}' is not understood: ignored"),
-                    ));
-                }
-            }
             continue;
         }
         let message = match conf.entries[..i].iter().find(|f| same(&key, f)) {
@@ -372,10 +407,9 @@ fn inspect(
 ) -> EntryReport {
     let name = key.name();
     let builtin = !unlisted && source.is_none_or(|(e, _)| conf::is_builtin_library(&e.library));
-    let options = builtin.then(|| match source {
-        Some((e, _)) => BuiltinOptions::from_instance_data(&e.instance_data),
-        None => BuiltinOptions::automatic(&name),
-    });
+    let requested = source
+        .filter(|_| builtin)
+        .and_then(|(e, _)| conf::requested_transport(&e.instance_data));
     let mut r = EntryReport {
         ia_name: name,
         dapl_version_major: key.major,
@@ -400,9 +434,9 @@ fn inspect(
         provider_loads: None,
         provider_error: None,
         has_dat_provider_init: None,
-        transport: options.as_ref().map(|o| o.transport.clone()),
-        unavailable: options.as_ref().and_then(|o| o.unavailable.clone()),
-        options: options.clone(),
+        transport: None,
+        unavailable: None,
+        options: None,
         opened: false,
         error: None,
         error_code: None,
@@ -433,27 +467,28 @@ fn inspect(
     let ia = match OpenIa::open(dat, key) {
         Ok(ia) => ia,
         Err(rc) => {
-            // The built-in provider's usual reasons: a transport this
-            // build does not have, a missing interface.
-            let hint = match options.as_ref().and_then(|o| o.netdev.as_deref()) {
-                _ if r.unavailable.is_some() => format!(
-                    " (transport={}: {})",
-                    r.transport.as_deref().unwrap_or("?"),
-                    r.unavailable.as_deref().unwrap_or("")
-                ),
-                Some(ifname)
-                    if rc & DAT_TYPE_MASK == DAT_INSUFFICIENT_RESOURCES
-                        && rc & DAT_SUBTYPE_MASK == DAT_RESOURCE_DEVICE =>
-                {
-                    format!(" (does network interface '{ifname}' exist, with an address?)")
+            // The built-in provider's usual reasons: a transport the
+            // library does not have, a network interface it cannot use.
+            let no_device = rc & DAT_TYPE_MASK == DAT_INSUFFICIENT_RESOURCES
+                && rc & DAT_SUBTYPE_MASK == DAT_RESOURCE_DEVICE;
+            let hint = match requested {
+                Some(t) => format!(" (its instance data asks for transport={t})"),
+                None if builtin && no_device => {
+                    " (is its network interface there, with an address?)".to_string()
                 }
-                _ => String::new(),
+                None => String::new(),
             };
             errors.report(
                 EXIT_ENTRY,
                 format!("{}: cannot open: {}{hint}", label(key), dat_error(dat, rc)),
             );
-            r.error = Some(dat.strerror(rc));
+            let error = dat.strerror(rc);
+            r.transport = requested.map(str::to_string);
+            r.unavailable = Some(match requested {
+                Some(t) => format!("transport={t}: {error}"),
+                None => error.clone(),
+            });
+            r.error = Some(error);
             r.error_code = Some(format!("{rc:#010x}"));
             return r;
         }
@@ -465,6 +500,11 @@ fn inspect(
             if let Some(addr) = &a.ia_address_ptr {
                 r.address = (!addr.address.is_empty()).then(|| addr.address.clone());
                 r.address_family = Some(addr.family.clone());
+            }
+            if builtin {
+                let (transport, options) = Options::of(&p.provider_specific_attr);
+                r.transport = transport;
+                r.options = Some(options);
             }
             r.ia_attr = Some(a);
             r.provider_attr = Some(p);
@@ -590,10 +630,8 @@ fn provider_short(e: &EntryReport) -> String {
 fn status_text(e: &EntryReport) -> String {
     if e.provider_loads == Some(false) {
         "not loaded".into()
-    } else if !e.opened && e.unavailable.is_some() {
-        "unavailable".into()
     } else if !e.opened {
-        "open failed".into()
+        "unavailable".into()
     } else if e.ok {
         "ok".into()
     } else {
@@ -661,24 +699,18 @@ fn details(e: &EntryReport, before: &[EntryReport], verbose: bool) -> String {
     if let Some(d) = &e.platform_data {
         head.push(("platform_data", format!("{d:?}")));
     }
-    head.push((
-        "transport",
-        e.transport
-            .clone()
-            .unwrap_or_else(|| "the provider's".into()),
-    ));
+    let transport = match (&e.transport, e.provider) {
+        (Some(t), _) => t.clone(),
+        (None, "built-in") => "not reported (the IA did not open)".into(),
+        _ => "the provider's".into(),
+    };
+    head.push(("transport", transport));
     if let Some(o) = &e.options {
-        let mut text = o.to_conf_syntax();
-        if !o.ignored.is_empty() {
-            text.push_str(&format!("\nignored: {}", o.ignored.join(" ")));
-        }
-        head.push(("options", text));
+        head.push(("options", o.to_conf_syntax()));
     }
     let status = match (&e.error, &e.error_code, &e.unavailable) {
-        (Some(err), Some(code), Some(why)) if !e.opened => {
-            format!("{}: {why} ({err}, {code})", status_text(e))
-        }
-        (Some(err), Some(code), _) => format!("{} ({err}, {code})", status_text(e)),
+        (_, Some(code), Some(why)) => format!("{}: {why} ({code})", status_text(e)),
+        (Some(err), Some(code), None) => format!("{} ({err}, {code})", status_text(e)),
         _ => status_text(e),
     };
     head.push(("status", status));

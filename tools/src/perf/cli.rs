@@ -1,25 +1,23 @@
 //! Command line: what the user asked for (`Args`), what a client resolves
 //! it to (`Params`, sent to the server), and what a server was explicitly
-//! told (`Explicit`, checked against the client's `Params`).
+//! told (`Explicit`, checked by the protocol against the client's `Params`).
 
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
-use super::proto::{Amount, Mode, Params, Peer, Sizes, Test, Wait, ALL_SIZES};
+use super::proto::{
+    Amount, Explicit, Mode, Params, Peer, Sizes, Test, Wait, ALL_SIZES, MAX_DEPTH, MAX_SIZE,
+};
 
 /// The default connection qualifier (perftest's port).
 pub const DEFAULT_QUALIFIER: u64 = 18515;
-/// Largest message size.
-pub const MAX_SIZE: u64 = 8 << 20;
 /// Default iterations per size.
 pub const DEFAULT_ITERS: u64 = 1000;
 /// Default connections of `-t conn`.
 pub const DEFAULT_CONNS: u64 = 100;
 /// Default window of `--bw`.
 pub const DEFAULT_DEPTH: u32 = 16;
-/// Largest `--depth`.
-pub const MAX_DEPTH: u32 = 256;
 /// Default idle period of `-t idle`, in milliseconds.
 pub const DEFAULT_IDLE_MS: u32 = 5000;
 
@@ -281,20 +279,6 @@ fn parse_secs(s: &str) -> Result<f64, String> {
         return Err(format!("{s}: seconds must be more than 0"));
     }
     Ok(v)
-}
-
-/// The options a server was given explicitly (None: adopt the client's).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Explicit {
-    pub test: Option<Test>,
-    pub mode: Option<Mode>,
-    pub sizes: Option<Sizes>,
-    pub amount: Option<Amount>,
-    pub depth: Option<u32>,
-    pub wait: Option<Wait>,
-    pub peer: Option<Peer>,
-    pub verify: Option<bool>,
-    pub baseline: Option<bool>,
 }
 
 impl Args {

@@ -14,6 +14,7 @@ pub mod progress;
 pub mod proto;
 pub mod stats;
 pub mod tcp;
+pub mod waiter;
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -22,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use crate::abi::*;
 use cli::Args;
 use dat::{ep_attr, event_name, Evd, Ia, Psp, Request};
+use dat_abi::*;
 use engine::Session;
 use output::{Baseline, IdleReport, Report, Row};
 use proto::{
@@ -397,7 +398,7 @@ fn serve_one(
     cr: &Evd,
     req: Request,
     (p, peer): (Params, proto::RemoteBuf),
-    explicit: &cli::Explicit,
+    explicit: &proto::Explicit,
     timeout: Duration,
 ) -> Result<(), Error> {
     let from = req.peer.map_or("?".into(), |a| a.ip().to_string());

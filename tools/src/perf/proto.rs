@@ -28,6 +28,10 @@ pub const VERSION: u16 = 2;
 pub const PARAMS_LEN: usize = 56;
 pub const HELLO_LEN: usize = 32;
 pub const CTL_LEN: usize = 64;
+/// Largest message size.
+pub const MAX_SIZE: u64 = 8 << 20;
+/// Largest window (`--depth`).
+pub const MAX_DEPTH: u32 = 256;
 /// Private data of the connections of the connection-rate test.
 pub const CONN_PD_LEN: usize = 8;
 
@@ -290,7 +294,7 @@ impl Params {
                 return Err(format!("size set {m:#x} out of range"));
             }
             Sizes::Set(m)
-        } else if (1..=super::cli::MAX_SIZE).contains(&size) {
+        } else if (1..=MAX_SIZE).contains(&size) {
             Sizes::One(size)
         } else {
             return Err(format!("size {size} out of range"));
@@ -303,7 +307,7 @@ impl Params {
         if amount == Amount::Iters(0) || amount == Amount::DurationMs(0) {
             return Err("no iterations".into());
         }
-        if depth == 0 || depth > super::cli::MAX_DEPTH {
+        if depth == 0 || depth > MAX_DEPTH {
             return Err(format!("depth {depth} out of range"));
         }
         let p = Params {
@@ -406,9 +410,23 @@ pub fn size_text(n: u64) -> String {
     }
 }
 
+/// The options a server was given explicitly (None: adopt the client's).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Explicit {
+    pub test: Option<Test>,
+    pub mode: Option<Mode>,
+    pub sizes: Option<Sizes>,
+    pub amount: Option<Amount>,
+    pub depth: Option<u32>,
+    pub wait: Option<Wait>,
+    pub peer: Option<Peer>,
+    pub verify: Option<bool>,
+    pub baseline: Option<bool>,
+}
+
 /// The parameters the server was given explicitly and the client asks
 /// otherwise: "test: client write, server send; size: ...". None: none.
-pub fn mismatches(client: &Params, server: &super::cli::Explicit) -> Option<String> {
+pub fn mismatches(client: &Params, server: &Explicit) -> Option<String> {
     let mut out: Vec<String> = Vec::new();
     let mut diff = |name: &str, c: String, s: String| {
         if c != s {
@@ -741,7 +759,6 @@ pub fn flag_off(pool: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::perf::cli::Explicit;
 
     fn params() -> Params {
         Params {

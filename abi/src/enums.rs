@@ -1,0 +1,309 @@
+//! The C enums: each a `u32` alias plus one constant per enumerator.
+
+/// Boolean (C enum `dat_boolean`).
+pub type DAT_BOOLEAN = u32;
+pub const DAT_FALSE: DAT_BOOLEAN = 0;
+pub const DAT_TRUE: DAT_BOOLEAN = 1;
+
+/// Kind of memory an LMR is created from (C enum `dat_mem_type`).
+pub type DAT_MEM_TYPE = u32;
+pub const DAT_MEM_TYPE_VIRTUAL: DAT_MEM_TYPE = 0x00;
+pub const DAT_MEM_TYPE_LMR: DAT_MEM_TYPE = 0x01;
+pub const DAT_MEM_TYPE_SHARED_VIRTUAL: DAT_MEM_TYPE = 0x02;
+pub const DAT_MEM_TYPE_SO_VIRTUAL: DAT_MEM_TYPE = 0x03;
+
+/// What `dat_get_handle_type` reports (C enum `dat_handle_type`).
+pub type DAT_HANDLE_TYPE = u32;
+pub const DAT_HANDLE_TYPE_CR: DAT_HANDLE_TYPE = 0;
+pub const DAT_HANDLE_TYPE_EP: DAT_HANDLE_TYPE = 1;
+pub const DAT_HANDLE_TYPE_EVD: DAT_HANDLE_TYPE = 2;
+pub const DAT_HANDLE_TYPE_IA: DAT_HANDLE_TYPE = 3;
+pub const DAT_HANDLE_TYPE_LMR: DAT_HANDLE_TYPE = 4;
+pub const DAT_HANDLE_TYPE_PSP: DAT_HANDLE_TYPE = 5;
+pub const DAT_HANDLE_TYPE_PZ: DAT_HANDLE_TYPE = 6;
+pub const DAT_HANDLE_TYPE_RMR: DAT_HANDLE_TYPE = 7;
+pub const DAT_HANDLE_TYPE_RSP: DAT_HANDLE_TYPE = 8;
+pub const DAT_HANDLE_TYPE_CNO: DAT_HANDLE_TYPE = 9;
+pub const DAT_HANDLE_TYPE_SRQ: DAT_HANDLE_TYPE = 10;
+
+/// EVD state: three independent sub-fields (enabled/disabled,
+/// waitable/unwaitable, configuration) (C enum `dat_evd_state`).
+pub type DAT_EVD_STATE = u32;
+pub const DAT_EVD_STATE_ENABLED: DAT_EVD_STATE = 0x01;
+pub const DAT_EVD_STATE_DISABLED: DAT_EVD_STATE = 0x02;
+pub const DAT_EVD_STATE_WAITABLE: DAT_EVD_STATE = 0x04;
+pub const DAT_EVD_STATE_UNWAITABLE: DAT_EVD_STATE = 0x08;
+pub const DAT_EVD_STATE_CONFIG_NOTIFY: DAT_EVD_STATE = 0x10;
+pub const DAT_EVD_STATE_CONFIG_SOLICITED: DAT_EVD_STATE = 0x20;
+pub const DAT_EVD_STATE_CONFIG_THRESHOLD: DAT_EVD_STATE = 0x30;
+
+/// Field selector of `dat_evd_query` (C enum `dat_evd_param_mask`).
+pub type DAT_EVD_PARAM_MASK = u32;
+pub const DAT_EVD_FIELD_IA_HANDLE: DAT_EVD_PARAM_MASK = 0x01;
+pub const DAT_EVD_FIELD_EVD_QLEN: DAT_EVD_PARAM_MASK = 0x02;
+pub const DAT_EVD_FIELD_EVD_STATE: DAT_EVD_PARAM_MASK = 0x04;
+pub const DAT_EVD_FIELD_CNO: DAT_EVD_PARAM_MASK = 0x08;
+pub const DAT_EVD_FIELD_EVD_FLAGS: DAT_EVD_PARAM_MASK = 0x10;
+pub const DAT_EVD_FIELD_ALL: DAT_EVD_PARAM_MASK = 0x1F;
+
+/// Field selector of `dat_cno_query` (C enum `dat_cno_param_mask`).
+pub type DAT_CNO_PARAM_MASK = u32;
+pub const DAT_CNO_FIELD_IA_HANDLE: DAT_CNO_PARAM_MASK = 0x1;
+pub const DAT_CNO_FIELD_AGENT: DAT_CNO_PARAM_MASK = 0x2;
+pub const DAT_CNO_FIELD_ALL: DAT_CNO_PARAM_MASK = 0x3;
+
+/// Protection zone sharing model (C enum `dat_pz_support`).
+pub type DAT_PZ_SUPPORT = u32;
+pub const DAT_PZ_UNIQUE: DAT_PZ_SUPPORT = 0;
+pub const DAT_PZ_SAME: DAT_PZ_SUPPORT = 1;
+pub const DAT_PZ_SHAREABLE: DAT_PZ_SUPPORT = 2;
+
+/// Completion flags of DTOs and RMR binds (C enum `dat_completion_flags`).
+pub type DAT_COMPLETION_FLAGS = u32;
+pub const DAT_COMPLETION_DEFAULT_FLAG: DAT_COMPLETION_FLAGS = 0x00;
+pub const DAT_COMPLETION_SUPPRESS_FLAG: DAT_COMPLETION_FLAGS = 0x01;
+pub const DAT_COMPLETION_SOLICITED_WAIT_FLAG: DAT_COMPLETION_FLAGS = 0x02;
+pub const DAT_COMPLETION_UNSIGNALLED_FLAG: DAT_COMPLETION_FLAGS = 0x04;
+pub const DAT_COMPLETION_BARRIER_FENCE_FLAG: DAT_COMPLETION_FLAGS = 0x08;
+pub const DAT_COMPLETION_EVD_THRESHOLD_FLAG: DAT_COMPLETION_FLAGS = 0x10;
+
+/// Quality of service (C enum `dat_qos`).
+pub type DAT_QOS = u32;
+pub const DAT_QOS_BEST_EFFORT: DAT_QOS = 0x00;
+pub const DAT_QOS_HIGH_THROUGHPUT: DAT_QOS = 0x01;
+pub const DAT_QOS_LOW_LATENCY: DAT_QOS = 0x02;
+pub const DAT_QOS_ECONOMY: DAT_QOS = 0x04;
+pub const DAT_QOS_PREMIUM: DAT_QOS = 0x08;
+
+/// Flags of `dat_ep_connect` (C enum `dat_connect_flags`).
+pub type DAT_CONNECT_FLAGS = u32;
+pub const DAT_CONNECT_DEFAULT_FLAG: DAT_CONNECT_FLAGS = 0x00;
+pub const DAT_CONNECT_MULTIPATH_FLAG: DAT_CONNECT_FLAGS = 0x01;
+
+/// How to close an IA or disconnect an EP (C enum `dat_close_flags`).
+pub type DAT_CLOSE_FLAGS = u32;
+pub const DAT_CLOSE_ABRUPT_FLAG: DAT_CLOSE_FLAGS = 0x00;
+pub const DAT_CLOSE_GRACEFUL_FLAG: DAT_CLOSE_FLAGS = 0x01;
+/// Default close mode (abrupt).
+pub const DAT_CLOSE_DEFAULT: DAT_CLOSE_FLAGS = DAT_CLOSE_ABRUPT_FLAG;
+
+/// Event streams an EVD accepts (C enum `dat_evd_flags`).
+pub type DAT_EVD_FLAGS = u32;
+pub const DAT_EVD_SOFTWARE_FLAG: DAT_EVD_FLAGS = 0x001;
+pub const DAT_EVD_CR_FLAG: DAT_EVD_FLAGS = 0x010;
+pub const DAT_EVD_DTO_FLAG: DAT_EVD_FLAGS = 0x020;
+pub const DAT_EVD_CONNECTION_FLAG: DAT_EVD_FLAGS = 0x040;
+pub const DAT_EVD_RMR_BIND_FLAG: DAT_EVD_FLAGS = 0x080;
+pub const DAT_EVD_ASYNC_FLAG: DAT_EVD_FLAGS = 0x100;
+/// All DAT event streams, no software events.
+pub const DAT_EVD_DEFAULT_FLAG: DAT_EVD_FLAGS = 0x1F0;
+
+/// Who creates the EP for a PSP connection request (C enum `dat_psp_flags`).
+pub type DAT_PSP_FLAGS = u32;
+pub const DAT_PSP_CONSUMER_FLAG: DAT_PSP_FLAGS = 0x00;
+pub const DAT_PSP_PROVIDER_FLAG: DAT_PSP_FLAGS = 0x01;
+
+/// Memory access privileges (C enum `dat_mem_priv_flags`).
+pub type DAT_MEM_PRIV_FLAGS = u32;
+pub const DAT_MEM_PRIV_NONE_FLAG: DAT_MEM_PRIV_FLAGS = 0x00;
+pub const DAT_MEM_PRIV_LOCAL_READ_FLAG: DAT_MEM_PRIV_FLAGS = 0x01;
+pub const DAT_MEM_PRIV_REMOTE_READ_FLAG: DAT_MEM_PRIV_FLAGS = 0x02;
+pub const DAT_MEM_PRIV_LOCAL_WRITE_FLAG: DAT_MEM_PRIV_FLAGS = 0x10;
+pub const DAT_MEM_PRIV_REMOTE_WRITE_FLAG: DAT_MEM_PRIV_FLAGS = 0x20;
+pub const DAT_MEM_PRIV_ALL_FLAG: DAT_MEM_PRIV_FLAGS = 0x33;
+/// Relaxed-ordering opt-out (a Sun addition).
+pub const DAT_MEM_PRIV_RO_DISABLE_FLAG: DAT_MEM_PRIV_FLAGS = 0x100;
+/// DAT 1.0 name: local and remote read.
+pub const DAT_MEM_PRIV_READ_FLAG: DAT_MEM_PRIV_FLAGS =
+    DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG;
+/// DAT 1.0 name: local and remote write.
+pub const DAT_MEM_PRIV_WRITE_FLAG: DAT_MEM_PRIV_FLAGS =
+    DAT_MEM_PRIV_LOCAL_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG;
+
+/// Field selector of `dat_lmr_query` (C enum `dat_lmr_param_mask`).
+pub type DAT_LMR_PARAM_MASK = u32;
+pub const DAT_LMR_FIELD_IA_HANDLE: DAT_LMR_PARAM_MASK = 0x001;
+pub const DAT_LMR_FIELD_MEM_TYPE: DAT_LMR_PARAM_MASK = 0x002;
+pub const DAT_LMR_FIELD_REGION_DESC: DAT_LMR_PARAM_MASK = 0x004;
+pub const DAT_LMR_FIELD_LENGTH: DAT_LMR_PARAM_MASK = 0x008;
+pub const DAT_LMR_FIELD_PZ_HANDLE: DAT_LMR_PARAM_MASK = 0x010;
+pub const DAT_LMR_FIELD_MEM_PRIV: DAT_LMR_PARAM_MASK = 0x020;
+pub const DAT_LMR_FIELD_LMR_CONTEXT: DAT_LMR_PARAM_MASK = 0x040;
+pub const DAT_LMR_FIELD_RMR_CONTEXT: DAT_LMR_PARAM_MASK = 0x080;
+pub const DAT_LMR_FIELD_REGISTERED_SIZE: DAT_LMR_PARAM_MASK = 0x100;
+pub const DAT_LMR_FIELD_REGISTERED_ADDRESS: DAT_LMR_PARAM_MASK = 0x200;
+pub const DAT_LMR_FIELD_ALL: DAT_LMR_PARAM_MASK = 0x3FF;
+
+/// Field selector of `dat_rmr_query` (C enum `dat_rmr_param_mask`).
+pub type DAT_RMR_PARAM_MASK = u32;
+pub const DAT_RMR_FIELD_IA_HANDLE: DAT_RMR_PARAM_MASK = 0x01;
+pub const DAT_RMR_FIELD_PZ_HANDLE: DAT_RMR_PARAM_MASK = 0x02;
+pub const DAT_RMR_FIELD_LMR_TRIPLET: DAT_RMR_PARAM_MASK = 0x04;
+pub const DAT_RMR_FIELD_MEM_PRIV: DAT_RMR_PARAM_MASK = 0x08;
+pub const DAT_RMR_FIELD_RMR_CONTEXT: DAT_RMR_PARAM_MASK = 0x10;
+pub const DAT_RMR_FIELD_ALL: DAT_RMR_PARAM_MASK = 0x1F;
+
+/// Who owns an IOV after a DTO completes (C enum `dat_iov_ownership`).
+pub type DAT_IOV_OWNERSHIP = u32;
+pub const DAT_IOV_CONSUMER: DAT_IOV_OWNERSHIP = 0x0;
+pub const DAT_IOV_PROVIDER_NOMOD: DAT_IOV_OWNERSHIP = 0x1;
+pub const DAT_IOV_PROVIDER_MOD: DAT_IOV_OWNERSHIP = 0x2;
+
+/// Whether a PSP creates EPs (C enum `dat_ep_creator_for_psp`).
+pub type DAT_EP_CREATOR_FOR_PSP = u32;
+pub const DAT_PSP_CREATES_EP_NEVER: DAT_EP_CREATOR_FOR_PSP = 0;
+pub const DAT_PSP_CREATES_EP_IFASKED: DAT_EP_CREATOR_FOR_PSP = 1;
+pub const DAT_PSP_CREATES_EP_ALWAYS: DAT_EP_CREATOR_FOR_PSP = 2;
+
+/// Transport service of an EP (C enum `dat_service_type`).
+pub type DAT_SERVICE_TYPE = u32;
+/// Reliable connection.
+pub const DAT_SERVICE_TYPE_RC: DAT_SERVICE_TYPE = 0;
+
+/// Endpoint state (C enum `dat_ep_state`).
+pub type DAT_EP_STATE = u32;
+pub const DAT_EP_STATE_UNCONNECTED: DAT_EP_STATE = 0;
+pub const DAT_EP_STATE_UNCONFIGURED_UNCONNECTED: DAT_EP_STATE = 1;
+pub const DAT_EP_STATE_RESERVED: DAT_EP_STATE = 2;
+pub const DAT_EP_STATE_UNCONFIGURED_RESERVED: DAT_EP_STATE = 3;
+pub const DAT_EP_STATE_PASSIVE_CONNECTION_PENDING: DAT_EP_STATE = 4;
+pub const DAT_EP_STATE_UNCONFIGURED_PASSIVE: DAT_EP_STATE = 5;
+pub const DAT_EP_STATE_ACTIVE_CONNECTION_PENDING: DAT_EP_STATE = 6;
+pub const DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING: DAT_EP_STATE = 7;
+pub const DAT_EP_STATE_UNCONFIGURED_TENTATIVE: DAT_EP_STATE = 8;
+pub const DAT_EP_STATE_CONNECTED: DAT_EP_STATE = 9;
+pub const DAT_EP_STATE_DISCONNECT_PENDING: DAT_EP_STATE = 10;
+pub const DAT_EP_STATE_DISCONNECTED: DAT_EP_STATE = 11;
+pub const DAT_EP_STATE_COMPLETION_PENDING: DAT_EP_STATE = 12;
+/// Older name of the disconnected state.
+pub const DAT_EP_STATE_ERROR: DAT_EP_STATE = DAT_EP_STATE_DISCONNECTED;
+
+/// Shared receive queue state (C enum `dat_srq_state`).
+pub type DAT_SRQ_STATE = u32;
+pub const DAT_SRQ_STATE_OPERATIONAL: DAT_SRQ_STATE = 0;
+pub const DAT_SRQ_STATE_ERROR: DAT_SRQ_STATE = 1;
+
+/// Field selector of `dat_srq_query` (C enum `dat_srq_param_mask`).
+pub type DAT_SRQ_PARAM_MASK = u32;
+pub const DAT_SRQ_FIELD_IA_HANDLE: DAT_SRQ_PARAM_MASK = 0x001;
+pub const DAT_SRQ_FIELD_SRQ_STATE: DAT_SRQ_PARAM_MASK = 0x002;
+pub const DAT_SRQ_FIELD_PZ_HANDLE: DAT_SRQ_PARAM_MASK = 0x004;
+pub const DAT_SRQ_FIELD_MAX_RECV_DTO: DAT_SRQ_PARAM_MASK = 0x008;
+pub const DAT_SRQ_FIELD_MAX_RECV_IOV: DAT_SRQ_PARAM_MASK = 0x010;
+pub const DAT_SRQ_FIELD_LOW_WATERMARK: DAT_SRQ_PARAM_MASK = 0x020;
+pub const DAT_SRQ_FIELD_AVAILABLE_DTO_COUNT: DAT_SRQ_PARAM_MASK = 0x040;
+pub const DAT_SRQ_FIELD_OUTSTANDING_DTO_COUNT: DAT_SRQ_PARAM_MASK = 0x080;
+pub const DAT_SRQ_FIELD_ALL: DAT_SRQ_PARAM_MASK = 0x0FF;
+
+/// Field selector of `dat_pz_query` (C enum `dat_pz_param_mask`).
+pub type DAT_PZ_PARAM_MASK = u32;
+pub const DAT_PZ_FIELD_IA_HANDLE: DAT_PZ_PARAM_MASK = 0x01;
+pub const DAT_PZ_FIELD_ALL: DAT_PZ_PARAM_MASK = 0x01;
+
+/// Field selector of `dat_psp_query` (C enum `dat_psp_param_mask`).
+pub type DAT_PSP_PARAM_MASK = u32;
+pub const DAT_PSP_FIELD_IA_HANDLE: DAT_PSP_PARAM_MASK = 0x01;
+pub const DAT_PSP_FIELD_CONN_QUAL: DAT_PSP_PARAM_MASK = 0x02;
+pub const DAT_PSP_FIELD_EVD_HANDLE: DAT_PSP_PARAM_MASK = 0x04;
+pub const DAT_PSP_FIELD_PSP_FLAGS: DAT_PSP_PARAM_MASK = 0x08;
+pub const DAT_PSP_FIELD_ALL: DAT_PSP_PARAM_MASK = 0x0F;
+
+/// Field selector of `dat_rsp_query` (C enum `dat_rsp_param_mask`).
+pub type DAT_RSP_PARAM_MASK = u32;
+pub const DAT_RSP_FIELD_IA_HANDLE: DAT_RSP_PARAM_MASK = 0x01;
+pub const DAT_RSP_FIELD_CONN_QUAL: DAT_RSP_PARAM_MASK = 0x02;
+pub const DAT_RSP_FIELD_EVD_HANDLE: DAT_RSP_PARAM_MASK = 0x04;
+pub const DAT_RSP_FIELD_EP_HANDLE: DAT_RSP_PARAM_MASK = 0x08;
+pub const DAT_RSP_FIELD_ALL: DAT_RSP_PARAM_MASK = 0x0F;
+
+/// Field selector of `dat_cr_query` (C enum `dat_cr_param_mask`).
+pub type DAT_CR_PARAM_MASK = u32;
+pub const DAT_CR_FIELD_REMOTE_IA_ADDRESS_PTR: DAT_CR_PARAM_MASK = 0x01;
+pub const DAT_CR_FIELD_REMOTE_PORT_QUAL: DAT_CR_PARAM_MASK = 0x02;
+pub const DAT_CR_FIELD_PRIVATE_DATA_SIZE: DAT_CR_PARAM_MASK = 0x04;
+pub const DAT_CR_FIELD_PRIVATE_DATA: DAT_CR_PARAM_MASK = 0x08;
+pub const DAT_CR_FIELD_LOCAL_EP_HANDLE: DAT_CR_PARAM_MASK = 0x10;
+pub const DAT_CR_FIELD_ALL: DAT_CR_PARAM_MASK = 0x1F;
+
+/// Completion status of a DTO or an RMR bind
+/// (C enum `dat_dto_completion_status`).
+pub type DAT_DTO_COMPLETION_STATUS = u32;
+pub const DAT_DTO_SUCCESS: DAT_DTO_COMPLETION_STATUS = 0;
+pub const DAT_DTO_ERR_FLUSHED: DAT_DTO_COMPLETION_STATUS = 1;
+pub const DAT_DTO_ERR_LOCAL_LENGTH: DAT_DTO_COMPLETION_STATUS = 2;
+pub const DAT_DTO_ERR_LOCAL_EP: DAT_DTO_COMPLETION_STATUS = 3;
+pub const DAT_DTO_ERR_LOCAL_PROTECTION: DAT_DTO_COMPLETION_STATUS = 4;
+pub const DAT_DTO_ERR_BAD_RESPONSE: DAT_DTO_COMPLETION_STATUS = 5;
+pub const DAT_DTO_ERR_REMOTE_ACCESS: DAT_DTO_COMPLETION_STATUS = 6;
+pub const DAT_DTO_ERR_REMOTE_RESPONDER: DAT_DTO_COMPLETION_STATUS = 7;
+pub const DAT_DTO_ERR_TRANSPORT: DAT_DTO_COMPLETION_STATUS = 8;
+pub const DAT_DTO_ERR_RECEIVER_NOT_READY: DAT_DTO_COMPLETION_STATUS = 9;
+pub const DAT_DTO_ERR_PARTIAL_PACKET: DAT_DTO_COMPLETION_STATUS = 10;
+pub const DAT_RMR_OPERATION_FAILED: DAT_DTO_COMPLETION_STATUS = 11;
+/// Older name of DAT_DTO_ERR_LOCAL_LENGTH.
+pub const DAT_DTO_LENGTH_ERROR: DAT_DTO_COMPLETION_STATUS = DAT_DTO_ERR_LOCAL_LENGTH;
+/// Older name of DAT_DTO_ERR_FLUSHED.
+pub const DAT_DTO_FAILURE: DAT_DTO_COMPLETION_STATUS = DAT_DTO_ERR_FLUSHED;
+/// RMR bind succeeded.
+pub const DAT_RMR_BIND_SUCCESS: DAT_DTO_COMPLETION_STATUS = DAT_DTO_SUCCESS;
+/// RMR bind failed.
+pub const DAT_RMR_BIND_FAILURE: DAT_DTO_COMPLETION_STATUS = DAT_DTO_ERR_FLUSHED;
+/// Type of the status of an RMR bind completion (a macro naming
+/// DAT_DTO_COMPLETION_STATUS in C).
+/// cbindgen:ignore
+pub type DAT_RMR_BIND_COMPLETION_STATUS = DAT_DTO_COMPLETION_STATUS;
+
+/// Event numbers (C enum `dat_event_number`).
+pub type DAT_EVENT_NUMBER = u32;
+pub const DAT_DTO_COMPLETION_EVENT: DAT_EVENT_NUMBER = 0x00001;
+pub const DAT_RMR_BIND_COMPLETION_EVENT: DAT_EVENT_NUMBER = 0x01001;
+pub const DAT_CONNECTION_REQUEST_EVENT: DAT_EVENT_NUMBER = 0x02001;
+pub const DAT_CONNECTION_EVENT_ESTABLISHED: DAT_EVENT_NUMBER = 0x04001;
+pub const DAT_CONNECTION_EVENT_PEER_REJECTED: DAT_EVENT_NUMBER = 0x04002;
+pub const DAT_CONNECTION_EVENT_NON_PEER_REJECTED: DAT_EVENT_NUMBER = 0x04003;
+pub const DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR: DAT_EVENT_NUMBER = 0x04004;
+pub const DAT_CONNECTION_EVENT_DISCONNECTED: DAT_EVENT_NUMBER = 0x04005;
+pub const DAT_CONNECTION_EVENT_BROKEN: DAT_EVENT_NUMBER = 0x04006;
+pub const DAT_CONNECTION_EVENT_TIMED_OUT: DAT_EVENT_NUMBER = 0x04007;
+pub const DAT_CONNECTION_EVENT_UNREACHABLE: DAT_EVENT_NUMBER = 0x04008;
+pub const DAT_ASYNC_ERROR_EVD_OVERFLOW: DAT_EVENT_NUMBER = 0x08001;
+pub const DAT_ASYNC_ERROR_IA_CATASTROPHIC: DAT_EVENT_NUMBER = 0x08002;
+pub const DAT_ASYNC_ERROR_EP_BROKEN: DAT_EVENT_NUMBER = 0x08003;
+pub const DAT_ASYNC_ERROR_TIMED_OUT: DAT_EVENT_NUMBER = 0x08004;
+pub const DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR: DAT_EVENT_NUMBER = 0x08005;
+pub const DAT_SOFTWARE_EVENT: DAT_EVENT_NUMBER = 0x10001;
+
+/// Reasons of an unaffiliated (IA) async error
+/// (C enum `ia_async_error_reason`).
+pub type DAT_IA_ASYNC_ERROR_REASON = u32;
+pub const DAT_IA_CATASTROPHIC_ERROR: DAT_IA_ASYNC_ERROR_REASON = 0;
+pub const DAT_IA_OTHER_ERROR: DAT_IA_ASYNC_ERROR_REASON = 1;
+
+/// Reasons of an EP async error (C enum `ep_async_error_reason`).
+pub type DAT_EP_ASYNC_ERROR_REASON = u32;
+pub const DAT_EP_TRANSFER_TO_ERROR: DAT_EP_ASYNC_ERROR_REASON = 0;
+pub const DAT_EP_OTHER_ERROR: DAT_EP_ASYNC_ERROR_REASON = 1;
+pub const DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT: DAT_EP_ASYNC_ERROR_REASON = 2;
+
+/// Reasons of an EVD async error (C enum `ep_evd_error_reason`).
+pub type DAT_EVD_ASYNC_ERROR_REASON = u32;
+pub const DAT_EVD_OVERFLOW_ERROR: DAT_EVD_ASYNC_ERROR_REASON = 0;
+pub const DAT_EVD_OTHER_ERROR: DAT_EVD_ASYNC_ERROR_REASON = 1;
+
+/// Reasons of an SRQ async error (C enum `ep_srq_error_reason`).
+pub type DAT_SRQ_ASYNC_ERROR_REASON = u32;
+pub const DAT_SRQ_TRANSFER_TO_ERROR: DAT_SRQ_ASYNC_ERROR_REASON = 0;
+pub const DAT_SRQ_OTHER_ERROR: DAT_SRQ_ASYNC_ERROR_REASON = 1;
+pub const DAT_SRQ_LOW_WATERMARK_EVENT: DAT_SRQ_ASYNC_ERROR_REASON = 2;
+
+/// Reasons of an LMR async error (C enum `lmr_async_error_reason`).
+pub type DAT_LMR_ASYNC_ERROR_REASON = u32;
+pub const DAT_LMR_OTHER_ERROR: DAT_LMR_ASYNC_ERROR_REASON = 0;
+
+/// Reasons of an RMR async error (C enum `rmr_async_error_reason`).
+pub type DAT_RMR_ASYNC_ERROR_REASON = u32;
+pub const DAT_RMR_OTHER_ERROR: DAT_RMR_ASYNC_ERROR_REASON = 0;
+
+/// Reasons of a PZ async error (C enum `pz_async_error_reason`).
+pub type DAT_PZ_ASYNC_ERROR_REASON = u32;
+pub const DAT_PZ_OTHER_ERROR: DAT_PZ_ASYNC_ERROR_REASON = 0;
