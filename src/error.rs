@@ -181,9 +181,134 @@ code_table! {
     }
 }
 
-/// A DAT error: the full `DAT_RETURN` value, error class bit set.
+/// A DAT error: the full `DAT_RETURN` value, error class bit set, and for
+/// `DAT_INVALID_PARAMETER` which input of the call was invalid.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DatError(u32);
+pub struct DatError(u32, Option<Input>);
+
+macro_rules! inputs {
+    ($($variant:ident => $cname:literal,)*) => {
+        /// An input of a DAT call, named as the parameter of the C prototype
+        /// that carries it. The core says which input was invalid; the C
+        /// layer turns that into `DAT_INVALID_ARGn` of the called function.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Input { $($variant,)* }
+
+        impl Input {
+            /// Every input.
+            pub const ALL: &'static [Input] = &[$(Input::$variant,)*];
+
+            /// The parameter's name in the C prototypes (`<dat/udat.h>`).
+            pub const fn c_name(self) -> &'static str {
+                match self { $(Input::$variant => $cname,)* }
+            }
+        }
+    };
+}
+
+inputs! {
+    Agent => "agent",
+    AsyncEvdHandle => "async_evd_handle",
+    AsyncEvdQlen => "async_evd_qlen",
+    BufsAllocSpan => "bufs_alloc_span",
+    CloseFlags => "close_flags",
+    CnoHandle => "cno_handle",
+    CnoParam => "cno_param",
+    CnoParamMask => "cno_param_mask",
+    CompletionFlags => "completion_flags",
+    ConnQual => "conn_qual",
+    ConnectEvdHandle => "connect_evd_handle",
+    ConnectFlags => "connect_flags",
+    Context => "context",
+    CrHandle => "cr_handle",
+    CrParam => "cr_param",
+    CrParamMask => "cr_param_mask",
+    DaplMajor => "dapl_major",
+    DaplMinor => "dapl_minor",
+    DatHandle => "dat_handle",
+    DatProviderList => "dat_provider_list",
+    EntriesReturned => "entries_returned",
+    EpAttributes => "ep_attributes",
+    EpDupHandle => "ep_dup_handle",
+    EpHandle => "ep_handle",
+    EpParam => "ep_param",
+    EpParamMask => "ep_param_mask",
+    EpState => "ep_state",
+    EvdFlags => "evd_flags",
+    EvdHandle => "evd_handle",
+    EvdMinQlen => "evd_min_qlen",
+    EvdParam => "evd_param",
+    EvdParamMask => "evd_param_mask",
+    Event => "event",
+    HandleType => "handle_type",
+    Handoff => "handoff",
+    HardHighWatermark => "hard_high_watermark",
+    IaAttrMask => "ia_attr_mask",
+    IaAttributes => "ia_attributes",
+    IaFlags => "ia_flags",
+    IaHandle => "ia_handle",
+    Length => "length",
+    LmrContext => "lmr_context",
+    LmrHandle => "lmr_handle",
+    LmrParam => "lmr_param",
+    LmrParamMask => "lmr_param_mask",
+    LmrTriplet => "lmr_triplet",
+    LocalIov => "local_iov",
+    LocalSegments => "local_segments",
+    LowWatermark => "low_watermark",
+    MajorMessage => "major_message",
+    MaxToReturn => "max_to_return",
+    MemPriv => "mem_priv",
+    MemType => "mem_type",
+    MinorMessage => "minor_message",
+    Name => "name",
+    NbufsAllocated => "nbufs_allocated",
+    Nmore => "nmore",
+    NumSegments => "num_segments",
+    PrivateData => "private_data",
+    PrivateDataSize => "private_data_size",
+    Privileges => "privileges",
+    Provider => "provider",
+    ProviderAttrMask => "provider_attr_mask",
+    ProviderAttributes => "provider_attributes",
+    ProviderInfo => "provider_info",
+    PspFlags => "psp_flags",
+    PspHandle => "psp_handle",
+    PspParam => "psp_param",
+    PspParamMask => "psp_param_mask",
+    PzHandle => "pz_handle",
+    PzParam => "pz_param",
+    PzParamMask => "pz_param_mask",
+    Qos => "qos",
+    RecvEvdHandle => "recv_evd_handle",
+    RecvIdle => "recv_idle",
+    RegionDescription => "region_description",
+    RegisteredAddress => "registered_address",
+    RegisteredLength => "registered_length",
+    RemoteConnQual => "remote_conn_qual",
+    RemoteIaAddress => "remote_ia_address",
+    RemoteIov => "remote_iov",
+    RequestEvdHandle => "request_evd_handle",
+    RequestIdle => "request_idle",
+    RmrContext => "rmr_context",
+    RmrHandle => "rmr_handle",
+    RmrParam => "rmr_param",
+    RmrParamMask => "rmr_param_mask",
+    RspHandle => "rsp_handle",
+    RspParam => "rsp_param",
+    RspParamMask => "rsp_param_mask",
+    SoftHighWatermark => "soft_high_watermark",
+    SrqAttr => "srq_attr",
+    SrqHandle => "srq_handle",
+    SrqMaxRecvDto => "srq_max_recv_dto",
+    SrqParam => "srq_param",
+    SrqParamMask => "srq_param_mask",
+    ThreadSafety => "thread_safety",
+    Threshold => "threshold",
+    Timeout => "timeout",
+    UserCookie => "user_cookie",
+    Value => "value",
+}
 
 /// Result of a core operation.
 pub type Result<T> = std::result::Result<T, DatError>;
@@ -191,7 +316,29 @@ pub type Result<T> = std::result::Result<T, DatError>;
 impl DatError {
     /// `DAT_CLASS_ERROR | ty | sub`.
     pub const fn new(ty: Type, sub: Sub) -> Self {
-        DatError(CLASS_ERROR | ty as u32 | sub as u32)
+        DatError(CLASS_ERROR | ty as u32 | sub as u32, None)
+    }
+
+    /// `DAT_INVALID_PARAMETER`: `input` of the call is invalid.
+    pub const fn invalid(input: Input) -> Self {
+        DatError(CLASS_ERROR | Type::InvalidParameter as u32, Some(input))
+    }
+
+    /// The input an invalid-parameter error names.
+    pub const fn input(self) -> Option<Input> {
+        self.1
+    }
+
+    /// This error as returned by a C function whose prototype's parameters
+    /// are `params`, in order: `DAT_INVALID_ARGn` names the position of the
+    /// invalid input. `None` if the input is not one of `params` (or past
+    /// the tenth), a mistake of the caller.
+    pub fn code_in(self, params: &[&str]) -> Option<u32> {
+        let Some(input) = self.1 else {
+            return Some(self.0);
+        };
+        let n = params.iter().position(|p| *p == input.c_name())?;
+        (n < 10).then(|| self.0 | (Sub::Arg1 as u32 + n as u32))
     }
 
     /// `DAT_INVALID_HANDLE` with the given subtype.
@@ -206,7 +353,7 @@ impl DatError {
         } else {
             0
         };
-        DatError(CLASS_ERROR | Type::InvalidParameter as u32 | sub)
+        DatError(CLASS_ERROR | Type::InvalidParameter as u32 | sub, None)
     }
 
     /// `DAT_INVALID_STATE` with the given subtype.
@@ -224,7 +371,8 @@ impl DatError {
         Self::new(ty, Sub::None)
     }
 
-    /// The full 32-bit `DAT_RETURN`.
+    /// The full 32-bit `DAT_RETURN` (for an invalid input, without the
+    /// argument number: see [`DatError::code_in`]).
     pub const fn code(self) -> u32 {
         self.0
     }
@@ -242,7 +390,11 @@ impl DatError {
 
 impl fmt::Debug for DatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DatError(0x{:08x} {})", self.0, self)
+        write!(f, "DatError(0x{:08x} {})", self.0, self)?;
+        match self.1 {
+            Some(i) => write!(f, "[{}]", i.c_name()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -290,6 +442,30 @@ mod tests {
         assert_eq!(DatError::state(Sub::CnoInUse).code(), 0x8007_0042);
         assert_eq!(DatError::of(Type::QueueEmpty).code(), 0x800D_0000);
         assert_eq!(DatError::handle(Sub::Handle1).code(), 0x8005_001A);
+    }
+
+    #[test]
+    fn an_invalid_input_becomes_the_argument_number_of_its_parameter() {
+        let e = DatError::invalid(Input::RemoteIov);
+        assert_eq!(e.code(), 0x8006_0000);
+        let post_rdma_read = [
+            "ep_handle",
+            "num_segments",
+            "local_iov",
+            "user_cookie",
+            "remote_iov",
+            "completion_flags",
+        ];
+        assert_eq!(e.code_in(&post_rdma_read), Some(0x8006_0028));
+        assert_eq!(e.code_in(&["ep_handle"]), None);
+        let other = DatError::handle(Sub::HandleEp);
+        assert_eq!(other.code_in(&post_rdma_read), Some(other.code()));
+        let names: std::collections::HashSet<_> = Input::ALL.iter().map(|i| i.c_name()).collect();
+        assert_eq!(
+            names.len(),
+            Input::ALL.len(),
+            "one variant per parameter name"
+        );
     }
 
     #[test]

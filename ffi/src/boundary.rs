@@ -2,7 +2,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use udapl::error::{DatError, Sub, Type};
+use udapl::error::{DatError, Input, Sub, Type};
 
 use dat_abi::DAT_RETURN;
 
@@ -30,12 +30,23 @@ pub(crate) fn run<T>(f: impl FnOnce() -> udapl::Result<T>) -> udapl::Result<T> {
     f()
 }
 
-/// `DAT_SUCCESS` or the error code.
-pub(crate) fn code(r: udapl::Result<()>) -> DAT_RETURN {
+/// `DAT_SUCCESS` or the error code of a function whose C prototype has the
+/// parameters `params` (in order): an invalid input becomes the
+/// `DAT_INVALID_ARGn` of its parameter.
+pub(crate) fn code(r: udapl::Result<()>, params: &[&str]) -> DAT_RETURN {
     match r {
         Ok(()) => 0,
-        Err(e) => e.code(),
+        Err(e) => error_code(e, params),
     }
+}
+
+/// [`code`] for an error.
+pub(crate) fn error_code(e: DatError, params: &[&str]) -> DAT_RETURN {
+    e.code_in(params).unwrap_or_else(|| {
+        debug_assert!(false, "{e:?} names no parameter of {params:?}");
+        tracing::error!("{e:?} names no parameter of {params:?}");
+        e.code()
+    })
 }
 
 /// The dispatch-layer pre-check: NULL or not 4-byte aligned.
@@ -76,30 +87,30 @@ macro_rules! put {
 }
 pub(crate) use put;
 
-/// A required OUT pointer: `DAT_INVALID_PARAMETER/ARGn` if NULL or misaligned.
-pub(crate) fn out<T>(p: *mut T, argn: u32) -> udapl::Result<Out<T>> {
+/// A required OUT pointer: `DAT_INVALID_PARAMETER` naming `input` if NULL or misaligned.
+pub(crate) fn out<T>(p: *mut T, input: Input) -> udapl::Result<Out<T>> {
     if (p as usize) % std::mem::align_of::<T>() != 0 {
-        return Err(DatError::arg(argn));
+        return Err(DatError::invalid(input));
     }
     std::ptr::NonNull::new(p)
         .map(Out)
-        .ok_or(DatError::arg(argn))
+        .ok_or(DatError::invalid(input))
 }
 
 /// An optional OUT pointer (NULL allowed).
-pub(crate) fn opt_out<T>(p: *mut T, argn: u32) -> udapl::Result<Option<Out<T>>> {
+pub(crate) fn opt_out<T>(p: *mut T, input: Input) -> udapl::Result<Option<Out<T>>> {
     if p.is_null() {
         Ok(None)
     } else {
-        out(p, argn).map(Some)
+        out(p, input).map(Some)
     }
 }
 
 /// A required IN pointer, read once by value (never kept as a reference:
 /// the consumer's memory may change under us).
-pub(crate) fn input<T: Copy>(p: *const T, argn: u32) -> udapl::Result<T> {
+pub(crate) fn input<T: Copy>(p: *const T, input: Input) -> udapl::Result<T> {
     if p.is_null() || (p as usize) % std::mem::align_of::<T>() != 0 {
-        return Err(DatError::arg(argn));
+        return Err(DatError::invalid(input));
     }
     // SAFETY: non-NULL and aligned; the caller passes a readable `T`. The
     // value is copied out, no reference is formed.

@@ -24,7 +24,7 @@ macro_rules! entry {
                 };
             }
             let r: udapl::Result<()> = $crate::boundary::run(|| $body);
-            $crate::boundary::code(r)
+            $crate::boundary::code(r, &[$(stringify!($arg)),*])
         })
     };
 }

@@ -1,6 +1,6 @@
 //! The 5 `dat_cno_*` functions.
 
-use udapl::error::{DatError, Sub, Type};
+use udapl::error::{DatError, Input, Sub, Type};
 use udapl::handle::Handle;
 use udapl::object::{Agent, Cno, CnoWake, Ia};
 use udapl::wait::Held;
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn dat_cno_create(
         cno_create_func(ia_handle, agent, cno_handle),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let slot = out(cno_handle, 3)?;
+            let slot = out(cno_handle, Input::CnoHandle)?;
             let cno = ia.create_cno(agent_of(&agent))?;
             slot.set(to_handle(cno.handle));
             Ok(())
@@ -103,12 +103,12 @@ pub unsafe extern "C" fn dat_cno_query(
         {
             let cno = from_handle::<Cno>(cno_handle)?;
             if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::CnoParamMask));
             }
             if cno_param_mask == 0 {
                 return Ok(());
             }
-            let slot = out(cno_param, 3)?;
+            let slot = out(cno_param, Input::CnoParam)?;
             let agent = cno.agent()?;
             put!(slot, ia_handle = to_handle(cno.ia.handle));
             put!(slot, agent = to_c(agent));
@@ -158,7 +158,7 @@ pub unsafe extern "C" fn dat_cno_wait(
             let held = Held::signals_if(timeout != 0);
             // A counted reference: the wait may block for long.
             let cno = from_handle::<Cno>(cno_handle)?.arc();
-            let slot = out(evd_handle, 3)?;
+            let slot = out(evd_handle, Input::EvdHandle)?;
             let wake = cno.wait(timeout, &held)?;
             match wake {
                 CnoWake::Evd(h) => {

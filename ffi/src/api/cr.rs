@@ -2,7 +2,7 @@
 //! the requests a service point delivers. Conversion only: the behaviour
 //! is in `udapl::object::sp`.
 
-use udapl::error::{DatError, Sub};
+use udapl::error::{DatError, Input, Sub};
 use udapl::object::Cr;
 
 use crate::api::ep::read_private_data;
@@ -34,9 +34,9 @@ pub unsafe extern "C" fn dat_cr_query(
         {
             let cr = from_handle::<Cr>(cr_handle)?;
             if cr_param_mask & !CR_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::CrParamMask));
             }
-            let slot = out(cr_param, 3)?;
+            let slot = out(cr_param, Input::CrParam)?;
             let p = cr.params();
             slot.set(DAT_CR_PARAM {
                 remote_ia_address_ptr: p.remote_addr as DAT_IA_ADDRESS_PTR,
@@ -71,7 +71,13 @@ pub unsafe extern "C" fn dat_cr_accept(
         {
             let cr = from_handle::<Cr>(cr_handle)?;
             let max = cr.ia.provider_attributes.max_private_data_size;
-            let (pd, n) = read_private_data(private_data_size, private_data, max, 3, 4)?;
+            let (pd, n) = read_private_data(
+                private_data_size,
+                private_data,
+                max,
+                Input::PrivateDataSize,
+                Input::PrivateData,
+            )?;
             cr.accept(core_handle(ep_handle), &pd[..n])
         }
     )

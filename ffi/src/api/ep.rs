@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 
-use udapl::error::{DatError, Sub, Type};
+use udapl::error::{DatError, Input, Sub, Type};
 use udapl::handle::Handle;
 use udapl::object::ep::{EpArgs, EpAttr, EpParam, RemoteSegment, Request, Segment, MAX_IOV};
 use udapl::object::{Ep, Ia};
@@ -21,16 +21,16 @@ use dat_abi::*;
 pub(crate) fn read_iov(
     num: DAT_COUNT,
     iov: *const DAT_LMR_TRIPLET,
-    num_arg: u32,
-    iov_arg: u32,
+    num_input: Input,
+    iov_input: Input,
 ) -> udapl::Result<([Segment; MAX_IOV], usize)> {
     let mut segs = [Segment::default(); MAX_IOV];
-    let n = usize::try_from(num).map_err(|_| DatError::arg(num_arg))?;
+    let n = usize::try_from(num).map_err(|_| DatError::invalid(num_input))?;
     if n > MAX_IOV {
-        return Err(DatError::arg(num_arg));
+        return Err(DatError::invalid(num_input));
     }
     if n > 0 && (iov.is_null() || (iov as usize) % std::mem::align_of::<DAT_LMR_TRIPLET>() != 0) {
-        return Err(DatError::arg(iov_arg));
+        return Err(DatError::invalid(iov_input));
     }
     for (i, s) in segs.iter_mut().enumerate().take(n) {
         // SAFETY: the consumer passes `num` readable triplets at `iov`
@@ -50,20 +50,20 @@ pub(crate) fn read_private_data(
     size: DAT_COUNT,
     data: *const std::ffi::c_void,
     max: i32,
-    size_arg: u32,
-    ptr_arg: u32,
+    size_input: Input,
+    ptr_input: Input,
 ) -> udapl::Result<([u8; 256], usize)> {
     let mut buf = [0u8; 256];
     if size < 0 || size > max {
-        return Err(DatError::arg(size_arg));
+        return Err(DatError::invalid(size_input));
     }
-    let n = usize::try_from(size).map_err(|_| DatError::arg(size_arg))?;
+    let n = usize::try_from(size).map_err(|_| DatError::invalid(size_input))?;
     if n > buf.len() {
-        return Err(DatError::arg(size_arg));
+        return Err(DatError::invalid(size_input));
     }
     if n > 0 {
         if data.is_null() {
-            return Err(DatError::arg(ptr_arg));
+            return Err(DatError::invalid(ptr_input));
         }
         // SAFETY: the consumer passes `size` readable bytes at `data`; they
         // are copied into our buffer, no reference to its memory is made.
@@ -73,9 +73,9 @@ pub(crate) fn read_private_data(
 }
 
 /// A `struct sockaddr_in`/`sockaddr_in6` of the consumer.
-pub(crate) fn read_sockaddr(p: DAT_IA_ADDRESS_PTR, argn: u32) -> udapl::Result<SocketAddr> {
+pub(crate) fn read_sockaddr(p: DAT_IA_ADDRESS_PTR, input: Input) -> udapl::Result<SocketAddr> {
     if p.is_null() {
-        return Err(DatError::arg(argn));
+        return Err(DatError::invalid(input));
     }
     let unsupported = DatError::new(Type::InvalidAddress, Sub::AddressUnsupported);
     let b = p as *const u8;
@@ -148,13 +148,12 @@ fn create(
     ep_out: *mut DAT_EP_HANDLE,
 ) -> udapl::Result<()> {
     let with_srq = srq.is_some();
-    let (attr_arg, out_arg) = if with_srq { (7, 8) } else { (6, 7) };
     let ia = from_handle::<Ia>(ia_handle)?.arc();
-    let slot = out(ep_out, out_arg)?;
+    let slot = out(ep_out, Input::EpHandle)?;
     let attr = if attr.is_null() {
         None
     } else {
-        Some(attr_from_c(&input(attr, attr_arg)?))
+        Some(attr_from_c(&input(attr, Input::EpAttributes)?))
     };
     let ep = Ep::create(
         &ia,
@@ -182,13 +181,13 @@ fn post(
     flags: DAT_COMPLETION_FLAGS,
 ) -> udapl::Result<()> {
     let ep = from_handle::<Ep>(ep_handle)?;
-    let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
+    let (segs, n) = read_iov(num_segments, local_iov, Input::NumSegments, Input::LocalIov)?;
     // SAFETY: reading a union's 64-bit view; every bit pattern is valid.
     let cookie = unsafe { cookie.as_64 };
     let req = match remote {
         None => Request::Send,
         Some(r) => {
-            let r = input(r, 5)?;
+            let r = input(r, Input::RemoteIov)?;
             let r = RemoteSegment {
                 rmr_context: r.rmr_context,
                 addr: r.target_address,
@@ -316,7 +315,7 @@ pub unsafe extern "C" fn dat_ep_query(
         {
             let ep = from_handle::<Ep>(ep_handle)?;
             let p = ep.query(ep_param_mask)?;
-            let slot = out(ep_param, 3)?;
+            let slot = out(ep_param, Input::EpParam)?;
             slot.set(DAT_EP_PARAM {
                 ia_handle: to_handle(p.ia),
                 ep_state: p.state,
@@ -358,7 +357,7 @@ pub unsafe extern "C" fn dat_ep_modify(
             if ep_param_mask == 0 {
                 return ep.modify(0, &empty_param());
             }
-            let p = input(ep_param, 3)?;
+            let p = input(ep_param, Input::EpParam)?;
             let param = EpParam {
                 ia: core_handle(p.ia_handle),
                 state: p.ep_state,
@@ -431,8 +430,14 @@ pub unsafe extern "C" fn dat_ep_connect(
         {
             let ep = from_handle::<Ep>(ep_handle)?;
             let max = ep.ia.provider_attributes.max_private_data_size;
-            let (pd, n) = read_private_data(private_data_size, private_data, max, 5, 6)?;
-            let remote = read_sockaddr(remote_ia_address, 2)?;
+            let (pd, n) = read_private_data(
+                private_data_size,
+                private_data,
+                max,
+                Input::PrivateDataSize,
+                Input::PrivateData,
+            )?;
+            let remote = read_sockaddr(remote_ia_address, Input::RemoteIaAddress)?;
             ep.connect(
                 remote,
                 remote_conn_qual,
@@ -477,7 +482,13 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
             let ep = from_handle::<Ep>(ep_handle)?;
             let dup = from_handle::<Ep>(ep_dup_handle)?;
             let max = ep.ia.provider_attributes.max_private_data_size;
-            let (pd, n) = read_private_data(private_data_size, private_data, max, 4, 5)?;
+            let (pd, n) = read_private_data(
+                private_data_size,
+                private_data,
+                max,
+                Input::PrivateDataSize,
+                Input::PrivateData,
+            )?;
             let (remote, qual) = dup.connected_peer()?;
             ep.connect(remote, qual, timeout, &pd[..n], qos, 0)
                 .map_err(|e| {
@@ -579,7 +590,7 @@ pub unsafe extern "C" fn dat_ep_post_recv(
         ),
         {
             let ep = from_handle::<Ep>(ep_handle)?;
-            let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
+            let (segs, n) = read_iov(num_segments, local_iov, Input::NumSegments, Input::LocalIov)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
             ep.post_recv(&segs[..n], cookie, completion_flags)
@@ -689,13 +700,13 @@ pub unsafe extern "C" fn dat_ep_get_status(
         ep_get_status_func(ep_handle, ep_state, recv_idle, request_idle),
         {
             let (state, r, q) = from_handle::<Ep>(ep_handle)?.status()?;
-            if let Some(s) = opt_out(ep_state, 2)? {
+            if let Some(s) = opt_out(ep_state, Input::EpState)? {
                 s.set(state);
             }
-            if let Some(s) = opt_out(recv_idle, 3)? {
+            if let Some(s) = opt_out(recv_idle, Input::RecvIdle)? {
                 s.set(DAT_BOOLEAN::from(r));
             }
-            if let Some(s) = opt_out(request_idle, 4)? {
+            if let Some(s) = opt_out(request_idle, Input::RequestIdle)? {
                 s.set(DAT_BOOLEAN::from(q));
             }
             Ok(())
@@ -750,10 +761,10 @@ pub unsafe extern "C" fn dat_ep_recv_query(
         ep_recv_query_func(ep_handle, nbufs_allocated, bufs_alloc_span),
         {
             let (n, span) = from_handle::<Ep>(ep_handle)?.recv_query()?;
-            if let Some(s) = opt_out(nbufs_allocated, 2)? {
+            if let Some(s) = opt_out(nbufs_allocated, Input::NbufsAllocated)? {
                 s.set(n);
             }
-            if let Some(s) = opt_out(bufs_alloc_span, 3)? {
+            if let Some(s) = opt_out(bufs_alloc_span, Input::BufsAllocSpan)? {
                 s.set(span);
             }
             Ok(())

@@ -1,7 +1,7 @@
 //! The 12 `dat_evd_*` functions. Their primary-handle pre-check uses
 //! `DAT_INVALID_HANDLE1` (0x8005001A), as the reference libdat does.
 
-use udapl::error::{DatError, Sub};
+use udapl::error::{DatError, Input, Sub};
 use udapl::object::{Evd, Event, EventData, Ia, WaitOutcome};
 use udapl::wait::Held;
 
@@ -105,7 +105,7 @@ pub unsafe extern "C" fn dat_evd_create(
         evd_create_func(ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let slot = out(evd_handle, 5)?;
+            let slot = out(evd_handle, Input::EvdHandle)?;
             let evd = Evd::create(&ia, evd_min_qlen, core_handle(cno_handle), evd_flags)?;
             slot.set(to_handle(evd.handle));
             Ok(())
@@ -133,12 +133,12 @@ pub unsafe extern "C" fn dat_evd_query(
         {
             let evd = from_handle::<Evd>(evd_handle)?;
             if evd_param_mask & !DAT_EVD_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::EvdParamMask));
             }
             if evd_param_mask == 0 {
                 return Ok(());
             }
-            let slot = out(evd_param, 3)?;
+            let slot = out(evd_param, Input::EvdParam)?;
             let p = evd.query()?;
             put!(slot, ia_handle = to_handle(p.ia));
             put!(slot, evd_qlen = p.qlen);
@@ -231,8 +231,8 @@ pub unsafe extern "C" fn dat_evd_wait(
             let held = Held::signals_if(timeout != 0);
             // A counted reference: the wait may block for long.
             let evd = from_handle::<Evd>(evd_handle)?.arc();
-            let ev_slot = out(event, 4)?;
-            let nmore_slot = out(nmore, 5)?;
+            let ev_slot = out(event, Input::Event)?;
+            let nmore_slot = out(nmore, Input::Nmore)?;
             match evd.wait(timeout, threshold, &held)? {
                 WaitOutcome::Event(ev, left) => {
                     ev_slot.set(to_c_event(&ev));
@@ -288,7 +288,7 @@ pub unsafe extern "C" fn dat_evd_post_se(
         evd_post_se_func(evd_handle, event),
         {
             let evd = from_handle::<Evd>(evd_handle)?;
-            let ev = input(event, 2)?;
+            let ev = input(event, Input::Event)?;
             // SAFETY: reading the pointer member of the (copied) union as plain bits.
             let pointer = unsafe { ev.event_data.software_event_data.pointer } as usize;
             evd.post_se(ev.event_number, pointer)
@@ -315,7 +315,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(
         evd_dequeue_func(evd_handle, event),
         {
             let evd = from_handle::<Evd>(evd_handle)?;
-            let slot = out(event, 2)?;
+            let slot = out(event, Input::Event)?;
             let ev = evd.dequeue()?;
             slot.set(to_c_event(&ev));
             Ok(())

@@ -1,12 +1,14 @@
 //! `dat_ia_openv`, `dat_ia_close`, `dat_ia_query`.
 
-use udapl::error::{DatError, Sub};
+use udapl::error::{DatError, Input, Sub};
 use udapl::object::{ia, AsyncRequest, Ia, OpenParams};
 use udapl::registry::{Opener, ProviderKey};
 use udapl::transport::DeviceConfig;
 
 use super::{cno::*, cr::*, ep::*, evd::*, mem::*, misc::*, sp::*, srq::*};
-use crate::boundary::{bad_handle, c_name, code, guard, invalid_handle, opt_out, out, put, Out};
+use crate::boundary::{
+    bad_handle, c_name, code, error_code, guard, invalid_handle, opt_out, out, put, Out,
+};
 use crate::entry::entry;
 use crate::handles::{address, core_handle, from_handle, to_handle};
 use crate::{provider_table, registry_glue};
@@ -113,6 +115,18 @@ const ENTRY_POINTS: DAT_PROVIDER = DAT_PROVIDER {
     srq_set_lw_func: Some(dat_srq_set_lw),
 };
 
+/// The parameters of `dat_ia_openv`; the 5-argument `ia_open_func` of a
+/// provider table has the same first four.
+const IA_OPEN_PARAMS: [&str; 7] = [
+    "name",
+    "async_evd_qlen",
+    "async_evd_handle",
+    "ia_handle",
+    "dapl_major",
+    "dapl_minor",
+    "thread_safety",
+];
+
 /// Opens one of our IAs and writes the OUT parameters.
 ///
 /// # Safety
@@ -127,8 +141,8 @@ unsafe fn open_builtin(
     device: DeviceConfig,
 ) -> DAT_RETURN {
     let r = crate::boundary::run(|| {
-        let async_slot = out(async_evd, 3)?;
-        let ia_slot = out(ia_out, 4)?;
+        let async_slot = out(async_evd, Input::AsyncEvdHandle)?;
+        let ia_slot = out(ia_out, Input::IaHandle)?;
         // SAFETY: checked non-NULL and aligned; an IN/OUT handle read by value.
         let requested = unsafe { async_slot.as_ptr().read() };
         let request = match address(requested) {
@@ -164,7 +178,7 @@ unsafe fn open_builtin(
         // SAFETY: checked non-NULL; the reference clears it once the provider is reached.
         unsafe { ia_out.write(std::ptr::null_mut()) };
     }
-    code(r)
+    code(r, &IA_OPEN_PARAMS)
 }
 
 /// The `ia_open_func` slot of our provider tables (the 5-argument illumos
@@ -181,7 +195,7 @@ pub unsafe extern "C" fn builtin_ia_open(
 ) -> DAT_RETURN {
     guard(|| {
         let Some(n) = name_bytes(name) else {
-            return DatError::arg(1).code();
+            return error_code(DatError::invalid(Input::Name), &IA_OPEN_PARAMS);
         };
         let key = ProviderKey {
             name: n.to_vec(),
@@ -226,7 +240,7 @@ pub unsafe extern "C" fn dat_ia_openv(
 ) -> DAT_RETURN {
     guard(|| {
         let Some(full) = name_bytes(name) else {
-            return DatError::arg(1).code();
+            return error_code(DatError::invalid(Input::Name), &IA_OPEN_PARAMS);
         };
         if ia_handle.is_null() {
             return invalid_handle(Sub::HandleIa);
@@ -244,7 +258,7 @@ pub unsafe extern "C" fn dat_ia_openv(
         };
         let (ticket, opener) = match reg.begin_open(&want) {
             Ok(x) => x,
-            Err(e) => return e.code(),
+            Err(e) => return error_code(e, &IA_OPEN_PARAMS),
         };
         let rc = match opener {
             // SAFETY: pointers forwarded under the dat_ia_openv contract.
@@ -332,14 +346,14 @@ pub unsafe extern "C" fn dat_ia_close(
             let graceful = match ia_flags {
                 DAT_CLOSE_ABRUPT_FLAG => false,
                 DAT_CLOSE_GRACEFUL_FLAG => true,
-                _ => return Err(DatError::arg(2)),
+                _ => return Err(DatError::invalid(Input::IaFlags)),
             };
             ia.close(graceful)
         });
         if r.is_ok() {
             registry_glue::forget(h);
         }
-        code(r)
+        code(r, &["ia_handle", "ia_flags"])
     })
 }
 
@@ -525,22 +539,22 @@ pub unsafe extern "C" fn dat_ia_query(
         {
             let ia = from_handle::<Ia>(ia_handle)?;
             if ia_attr_mask & !DAT_IA_FIELD_ALL != 0 {
-                return Err(DatError::arg(3));
+                return Err(DatError::invalid(Input::IaAttrMask));
             }
             if provider_attr_mask & !DAT_PROVIDER_FIELD_ALL != 0 {
-                return Err(DatError::arg(5));
+                return Err(DatError::invalid(Input::ProviderAttrMask));
             }
             let ia_out = if ia_attr_mask != 0 {
-                Some(out(ia_attributes, 4)?)
+                Some(out(ia_attributes, Input::IaAttributes)?)
             } else {
                 None
             };
             let prov_out = if provider_attr_mask != 0 {
-                Some(out(provider_attributes, 6)?)
+                Some(out(provider_attributes, Input::ProviderAttributes)?)
             } else {
                 None
             };
-            let async_out = opt_out(async_evd_handle, 2)?;
+            let async_out = opt_out(async_evd_handle, Input::AsyncEvdHandle)?;
             let async_h = ia.async_evd_handle();
             if let Some(a) = &ia_out {
                 fill_ia_attr(&ia, a);

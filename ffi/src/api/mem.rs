@@ -1,6 +1,6 @@
 //! PZ, LMR and RMR functions.
 
-use udapl::error::{DatError, Sub};
+use udapl::error::{DatError, Input, Sub};
 use udapl::object::{lmr, Ep, Ia, Lmr, LmrRequest, Pz, Region, Rmr};
 
 use crate::boundary::{input, out, put};
@@ -27,7 +27,7 @@ pub unsafe extern "C" fn dat_pz_create(
         pz_create_func(ia_handle, pz_handle),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let slot = out(pz_handle, 2)?;
+            let slot = out(pz_handle, Input::PzHandle)?;
             slot.set(to_handle(Pz::create(&ia)?.handle));
             Ok(())
         }
@@ -54,10 +54,13 @@ pub unsafe extern "C" fn dat_pz_query(
         {
             let pz = from_handle::<Pz>(pz_handle)?;
             if pz_param_mask & !DAT_PZ_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::PzParamMask));
             }
             if pz_param_mask != 0 {
-                put!(out(pz_param, 3)?, ia_handle = to_handle(pz.ia.handle));
+                put!(
+                    out(pz_param, Input::PzParam)?,
+                    ia_handle = to_handle(pz.ia.handle)
+                );
             }
             Ok(())
         }
@@ -122,11 +125,11 @@ pub unsafe extern "C" fn dat_lmr_create(
         ),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let slot = out(lmr_handle, 7)?;
-            let ctx_out = crate::boundary::opt_out(lmr_context, 8)?;
-            let rctx_out = crate::boundary::opt_out(rmr_context, 9)?;
-            let len_out = crate::boundary::opt_out(registered_length, 10)?;
-            let addr_out = crate::boundary::opt_out(registered_address, 11)?;
+            let slot = out(lmr_handle, Input::LmrHandle)?;
+            let ctx_out = crate::boundary::opt_out(lmr_context, Input::LmrContext)?;
+            let rctx_out = crate::boundary::opt_out(rmr_context, Input::RmrContext)?;
+            let len_out = crate::boundary::opt_out(registered_length, Input::RegisteredLength)?;
+            let addr_out = crate::boundary::opt_out(registered_address, Input::RegisteredAddress)?;
             // SAFETY: the union is read as the member `mem_type` selects; every
             // member is plain data (pointers are only compared and stored).
             let region = unsafe {
@@ -199,12 +202,12 @@ pub unsafe extern "C" fn dat_lmr_query(
         {
             let l = from_handle::<Lmr>(lmr_handle)?;
             if lmr_param_mask & !DAT_LMR_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::LmrParamMask));
             }
             if lmr_param_mask == 0 {
                 return Ok(());
             }
-            let p = out(lmr_param, 3)?;
+            let p = out(lmr_param, Input::LmrParam)?;
             put!(p, ia_handle = to_handle(l.ia.handle));
             put!(p, mem_type = l.mem_type);
             let region_desc = match l.region {
@@ -248,20 +251,21 @@ pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN 
     })
 }
 
-/// Checks the triplet array: ARG2 if NULL (or misaligned) with a non-zero
-/// count, ARG3 if the count is beyond any sane number of segments. Returns
+/// Checks the triplet array: `local_segments` if NULL (or misaligned) with a
+/// non-zero count, `num_segments` if the count is beyond any sane number of
+/// segments. Returns
 /// how many there are.
 fn segment_count(p: *const DAT_LMR_TRIPLET, num: DAT_VLEN) -> udapl::Result<usize> {
     if num == 0 {
         return Ok(0);
     }
     if p.is_null() || (p as usize) % std::mem::align_of::<DAT_LMR_TRIPLET>() != 0 {
-        return Err(DatError::arg(2));
+        return Err(DatError::invalid(Input::LocalSegments));
     }
     usize::try_from(num)
         .ok()
         .filter(|n| *n <= 1 << 24)
-        .ok_or(DatError::arg(3))
+        .ok_or(DatError::invalid(Input::NumSegments))
 }
 
 /// Both sync calls: every segment inside a live LMR of the IA (the lock-free
@@ -338,7 +342,7 @@ pub unsafe extern "C" fn dat_rmr_create(
         rmr_create_func(pz_handle, rmr_handle),
         {
             let pz = from_handle::<Pz>(pz_handle)?.arc();
-            let slot = out(rmr_handle, 2)?;
+            let slot = out(rmr_handle, Input::RmrHandle)?;
             slot.set(to_handle(Rmr::create(&pz)?.handle));
             Ok(())
         }
@@ -365,12 +369,12 @@ pub unsafe extern "C" fn dat_rmr_query(
         {
             let r = from_handle::<Rmr>(rmr_handle)?;
             if rmr_param_mask & !DAT_RMR_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::RmrParamMask));
             }
             if rmr_param_mask == 0 {
                 return Ok(());
             }
-            let p = out(rmr_param, 3)?;
+            let p = out(rmr_param, Input::RmrParam)?;
             let v = r.params()?;
             put!(p, ia_handle = to_handle(v.ia));
             put!(p, pz_handle = to_handle(v.pz));
@@ -421,9 +425,9 @@ pub unsafe extern "C" fn dat_rmr_bind(
         ),
         {
             let rmr = from_handle::<Rmr>(rmr_handle)?;
-            let t = input(lmr_triplet, 2)?;
+            let t = input(lmr_triplet, Input::LmrTriplet)?;
             let ep = from_handle::<Ep>(ep_handle)?;
-            let slot = out(rmr_context, 7)?;
+            let slot = out(rmr_context, Input::RmrContext)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
             let seg = udapl::object::ep::Segment {

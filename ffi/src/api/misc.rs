@@ -1,6 +1,6 @@
 //! Consumer context, handle type and `dat_strerror`.
 
-use udapl::error::{self, DatError, Sub};
+use udapl::error::{self, DatError, Input, Sub};
 use udapl::handle;
 
 use crate::boundary::{guard, out};
@@ -54,7 +54,7 @@ pub unsafe extern "C" fn dat_get_consumer_context(
         get_consumer_context_func(dat_handle, context),
         {
             let v = handle::context(address(dat_handle)).ok_or(DatError::handle(Sub::Handle1))?;
-            out(context, 2)?.set(DAT_CONTEXT { as_64: v });
+            out(context, Input::Context)?.set(DAT_CONTEXT { as_64: v });
             Ok(())
         }
     )
@@ -78,7 +78,7 @@ pub unsafe extern "C" fn dat_get_handle_type(
         get_handle_type_func(dat_handle, handle_type),
         {
             let t = handle::type_of(address(dat_handle)).ok_or(DatError::handle(Sub::Handle1))?;
-            out(handle_type, 2)?.set(t as DAT_HANDLE_TYPE);
+            out(handle_type, Input::HandleType)?.set(t as DAT_HANDLE_TYPE);
             Ok(())
         }
     )
@@ -101,15 +101,15 @@ pub unsafe extern "C" fn dat_strerror(
 ) -> DAT_RETURN {
     guard(|| {
         let r = crate::boundary::run(|| {
-            let major_out = out(major_message, 2)?;
-            let minor_out = out(minor_message, 3)?;
+            let major_out = out(major_message, Input::MajorMessage)?;
+            let minor_out = out(minor_message, Input::MinorMessage)?;
             let (major, minor) =
                 strerror_cstr(value).ok_or(DatError::of(udapl::error::Type::InvalidParameter))?;
             major_out.set(major);
             minor_out.set(minor);
             Ok(())
         });
-        crate::boundary::code(r)
+        crate::boundary::code(r, &["value", "major_message", "minor_message"])
     })
 }
 

@@ -1,7 +1,7 @@
 //! `dat_registry_list_providers`, `dat_registry_add_provider`,
 //! `dat_registry_remove_provider`.
 
-use udapl::error::DatError;
+use udapl::error::{DatError, Input};
 use udapl::registry::Opener;
 
 use crate::boundary::{guard, input, out};
@@ -26,32 +26,35 @@ pub unsafe extern "C" fn dat_registry_list_providers(
 ) -> DAT_RETURN {
     guard(|| {
         let r = crate::boundary::run(|| {
-            let count = out(entries_returned, 2)?;
+            let count = out(entries_returned, Input::EntriesReturned)?;
             let all = registry().list();
             let size = i32::try_from(all.len()).unwrap_or(i32::MAX);
             if max_to_return == 0 {
                 count.set(size);
-                return Err(DatError::arg(1));
+                return Err(DatError::invalid(Input::MaxToReturn));
             }
             if dat_provider_list.is_null() {
                 count.set(size);
-                return Err(DatError::arg(3));
+                return Err(DatError::invalid(Input::DatProviderList));
             }
             let n = usize::try_from(max_to_return).unwrap_or(0).min(all.len());
             for (i, key) in all.iter().take(n).enumerate() {
                 // SAFETY: the list holds at least `max_to_return` > i pointers;
                 // each is read by value.
                 let p = unsafe { dat_provider_list.add(i).read() };
-                let Ok(slot) = out(p, 3) else {
+                let Ok(slot) = out(p, Input::DatProviderList) else {
                     count.set(size);
-                    return Err(DatError::arg(3));
+                    return Err(DatError::invalid(Input::DatProviderList));
                 };
                 slot.set(info_of(key));
             }
             count.set(i32::try_from(n).unwrap_or(i32::MAX));
             Ok(())
         });
-        crate::boundary::code(r)
+        crate::boundary::code(
+            r,
+            &["max_to_return", "entries_returned", "dat_provider_list"],
+        )
     })
 }
 
@@ -72,9 +75,9 @@ pub unsafe extern "C" fn dat_registry_add_provider(
 ) -> DAT_RETURN {
     guard(|| {
         let r = crate::boundary::run(|| {
-            let p = input(provider as *const DAT_PROVIDER, 1)?;
-            let info = input(provider_info, 2)?;
-            let open_fn = p.ia_open_func.ok_or(DatError::arg(1))?;
+            let p = input(provider as *const DAT_PROVIDER, Input::Provider)?;
+            let info = input(provider_info, Input::ProviderInfo)?;
+            let open_fn = p.ia_open_func.ok_or(DatError::invalid(Input::Provider))?;
             let opener =
                 if open_fn as usize == crate::api::ia::builtin_ia_open as *const () as usize {
                     Opener::Builtin(Default::default())
@@ -86,7 +89,7 @@ pub unsafe extern "C" fn dat_registry_add_provider(
                 };
             registry().add_provider(key_of(&info), opener)
         });
-        crate::boundary::code(r)
+        crate::boundary::code(r, &["provider", "provider_info"])
     })
 }
 
@@ -105,10 +108,10 @@ pub unsafe extern "C" fn dat_registry_remove_provider(
 ) -> DAT_RETURN {
     guard(|| {
         let r = crate::boundary::run(|| {
-            input(provider as *const DAT_PROVIDER, 1)?;
-            let info = input(provider_info, 2)?;
+            input(provider as *const DAT_PROVIDER, Input::Provider)?;
+            let info = input(provider_info, Input::ProviderInfo)?;
             registry().remove_provider(&key_of(&info))
         });
-        crate::boundary::code(r)
+        crate::boundary::code(r, &["provider", "provider_info"])
     })
 }

@@ -3,7 +3,7 @@
 //! to one endpoint): creation, query and free. Conversion only: the
 //! behaviour is in `udapl::object::sp`.
 
-use udapl::error::{DatError, Sub};
+use udapl::error::{DatError, Input, Sub};
 use udapl::object::{Ia, Psp, Rsp, Sp};
 
 use crate::boundary::out;
@@ -36,7 +36,7 @@ pub unsafe extern "C" fn dat_psp_create(
         psp_create_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let slot = out(psp_handle, 5)?;
+            let slot = out(psp_handle, Input::PspHandle)?;
             let (sp, _) =
                 Sp::create_psp(&ia, conn_qual, core_handle(evd_handle), psp_flags, false)?;
             slot.set(to_handle(sp.handle));
@@ -66,8 +66,8 @@ pub unsafe extern "C" fn dat_psp_create_any(
         psp_create_any_func(ia_handle, conn_qual, evd_handle, psp_flags, psp_handle),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let qual_slot = out(conn_qual, 2)?;
-            let slot = out(psp_handle, 5)?;
+            let qual_slot = out(conn_qual, Input::ConnQual)?;
+            let slot = out(psp_handle, Input::PspHandle)?;
             let (sp, q) = Sp::create_psp(&ia, 0, core_handle(evd_handle), psp_flags, true)?;
             qual_slot.set(q);
             slot.set(to_handle(sp.handle));
@@ -96,9 +96,9 @@ pub unsafe extern "C" fn dat_psp_query(
         {
             let psp = from_handle::<Psp>(psp_handle)?;
             if psp_param_mask & !SP_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::PspParamMask));
             }
-            let slot = out(psp_param, 3)?;
+            let slot = out(psp_param, Input::PspParam)?;
             let p = psp.sp.params();
             slot.set(DAT_PSP_PARAM {
                 ia_handle: to_handle(p.ia),
@@ -147,7 +147,7 @@ pub unsafe extern "C" fn dat_rsp_create(
         rsp_create_func(ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let slot = out(rsp_handle, 5)?;
+            let slot = out(rsp_handle, Input::RspHandle)?;
             let sp = Sp::create_rsp(
                 &ia,
                 conn_qual,
@@ -180,9 +180,9 @@ pub unsafe extern "C" fn dat_rsp_query(
         {
             let rsp = from_handle::<Rsp>(rsp_handle)?;
             if rsp_param_mask & !SP_FIELD_ALL != 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::RspParamMask));
             }
-            let slot = out(rsp_param, 3)?;
+            let slot = out(rsp_param, Input::RspParam)?;
             let p = rsp.sp.params();
             slot.set(DAT_RSP_PARAM {
                 ia_handle: to_handle(p.ia),

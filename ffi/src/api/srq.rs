@@ -2,7 +2,7 @@
 //! query, resize and the low watermark. Conversion only: the behaviour is
 //! in `udapl::object::srq`.
 
-use udapl::error::Sub;
+use udapl::error::{Input, Sub};
 use udapl::object::{Ia, Srq};
 
 use crate::api::ep::read_iov;
@@ -32,8 +32,8 @@ pub unsafe extern "C" fn dat_srq_create(
         srq_create_func(ia_handle, pz_handle, srq_attr, srq_handle),
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
-            let a = input(srq_attr as *const DAT_SRQ_ATTR, 3)?;
-            let slot = out(srq_handle, 4)?;
+            let a = input(srq_attr as *const DAT_SRQ_ATTR, Input::SrqAttr)?;
+            let slot = out(srq_handle, Input::SrqHandle)?;
             let s = Srq::create(
                 &ia,
                 core_handle(pz_handle),
@@ -82,7 +82,7 @@ pub unsafe extern "C" fn dat_srq_post_recv(
         srq_post_recv_func(srq_handle, num_segments, local_iov, user_cookie),
         {
             let s = from_handle::<Srq>(srq_handle)?;
-            let (segs, n) = read_iov(num_segments, local_iov, 2, 3)?;
+            let (segs, n) = read_iov(num_segments, local_iov, Input::NumSegments, Input::LocalIov)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
             s.post_recv(&segs[..n], cookie)
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn dat_srq_query(
         {
             let s = from_handle::<Srq>(srq_handle)?;
             let p = s.query(u64::from(srq_param_mask))?;
-            let slot = out(srq_param, 3)?;
+            let slot = out(srq_param, Input::SrqParam)?;
             slot.set(DAT_SRQ_PARAM {
                 ia_handle: to_handle(p.ia),
                 srq_state: p.state,
