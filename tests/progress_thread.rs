@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::qp::{poll_one, Got, QpOpts, Rec, Side, LO};
 use udapl::transport::iwarp::device::IwarpDevice;
-use udapl::transport::iwarp::progress;
+use udapl::transport::soft::progress;
 use udapl::transport::verbs::{Device, Listener};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 

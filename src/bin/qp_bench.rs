@@ -759,7 +759,7 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
         return Err("rdma: data mismatch".into());
     }
     let stop = AtomicBool::new(false);
-    let s0 = udapl::transport::iwarp::progress::stats();
+    let s0 = udapl::transport::soft::progress::stats();
     let _show = Show(s0);
     two(
         |bar| {
@@ -803,7 +803,7 @@ struct Show((u64, u64));
 impl Drop for Show {
     fn drop(&mut self) {
         if std::env::var_os("QP_BENCH_STATS").is_some() {
-            let (r, l) = udapl::transport::iwarp::progress::stats();
+            let (r, l) = udapl::transport::soft::progress::stats();
             println!(
                 "  timed part: {} runs, {} handed to a holder",
                 r - self.0 .0,
@@ -1467,7 +1467,7 @@ fn main() -> ExitCode {
         );
     }
     if std::env::var_os("QP_BENCH_STATS").is_some() {
-        let (runs, looks) = udapl::transport::iwarp::progress::stats();
+        let (runs, looks) = udapl::transport::soft::progress::stats();
         println!("progress thread: {runs} runs, {looks} handed to a holder");
     }
     println!(

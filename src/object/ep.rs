@@ -319,8 +319,8 @@ fn post_error(e: PostError, argn: u32) -> DatError {
 
 /// §3.7 step 6: unknown context or missing right → privileges; another PZ
 /// → protection; outside the LMR → invalid parameter.
-pub fn key_fault(f: crate::keys::KeyFault, argn: u32) -> DatError {
-    use crate::keys::KeyFault;
+pub fn key_fault(f: crate::transport::soft::keys::KeyFault, argn: u32) -> DatError {
+    use crate::transport::soft::keys::KeyFault;
     match f {
         KeyFault::Key | KeyFault::Rights => DatError::of(Type::PrivilegesViolation),
         KeyFault::Domain => DatError::of(Type::ProtectionViolation),

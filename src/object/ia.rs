@@ -15,11 +15,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::keys::KeyTable;
 use crate::object::attr::{IaAttributes, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
 use crate::object::{lock, lock_anyway, AgentInvoker, Cno, Evd, Object, EVD_ASYNC_FLAG};
 use crate::transport::iwarp::device::IwarpDevice;
+use crate::transport::soft::keys::KeyTable;
 use crate::transport::{self, DeviceConfig};
 
 /// Capacity limits reported by `dat_ia_query` and enforced by the creators.
@@ -425,7 +425,13 @@ impl Ia {
                 continue;
             }
             self.keys()
-                .check_local(ctx, va, len, crate::keys::Rights::NONE, None)
+                .check_local(
+                    ctx,
+                    va,
+                    len,
+                    crate::transport::soft::keys::Rights::NONE,
+                    None,
+                )
                 .map_err(|_| DatError::arg(2))?;
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::keys::{Region as KeyRegion, Rights};
 use crate::object::ia::{self, Ia};
 use crate::object::{Object, Pz};
-use crate::transport::memcheck::{self, Fault, Need};
+use crate::transport::soft::keys::{Region as KeyRegion, Rights};
+use crate::transport::soft::memcheck::{self, Fault, Need};
 
 /// `DAT_MEM_TYPE` values.
 pub const MEM_TYPE_VIRTUAL: u32 = 0;

@@ -6,7 +6,7 @@
 //!   queue pairs, listeners, progress).
 //! - [`Capabilities`]: what a device can do; the DAT layer derives every
 //!   `dat_ia_query` attribute from it.
-//! - [`memcheck`]: whether memory can be registered (mapped, readable,
+//! - [`soft::memcheck`]: whether memory can be registered (mapped, readable,
 //!   writable, shared), without reading `/proc/self/maps`.
 //! - Addressing: the IA address of a device configuration, the Linux
 //!   `sockaddr` layout, and the DAT connection qualifier → TCP port map.
@@ -23,8 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use crate::error::{DatError, Result, Sub};
 
 pub mod iwarp;
-pub mod memcheck;
-pub mod memio;
+pub mod soft;
 mod sys;
 pub mod verbs;
 

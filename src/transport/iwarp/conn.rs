@@ -72,8 +72,8 @@
 
 use std::collections::TryReserveError;
 
-use crate::keys::{KeyFault, KeyTable, Rights};
 use crate::ring::{Fifo, SeqRing};
+use crate::transport::soft::keys::{KeyFault, KeyTable, Rights};
 use crate::transport::verbs::{PostError, QpNum, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus};
 
 use super::wire::{
@@ -1607,8 +1607,8 @@ impl Conn {
 #[allow(unsafe_code)]
 mod tests {
     use super::*;
-    use crate::keys::Region;
     use crate::transport::iwarp::wire::{FpduReader, RxEvent};
+    use crate::transport::soft::keys::Region;
 
     const PD: u64 = 7;
     const ALL: Rights = Rights::LOCAL_READ

@@ -11,7 +11,7 @@
 //! - Setup frames are read with `MSG_PEEK` and consumed exactly up to what
 //!   `setup` took, so FPDU bytes behind them stay in the socket.
 //! - Sockets, listeners and pending requests are registered with the
-//!   background progress thread ([`super::progress`]), which runs them on
+//!   background progress thread ([`crate::transport::soft::progress`]), which runs them on
 //!   every arrival (a queue pair's input only while no application thread
 //!   drives its completion queues, [`Cq::driven`]) and every deadline.
 //! - Transmit: FPDUs ready together are planned as a batch; small ones
@@ -50,17 +50,17 @@ use super::conn::{
     Conn, ConnConfig, ConnState, Fault, RecvRing, RqEntry, RxAction, RxPlan, SharedRecv, TxPlan,
     TxToken, MAX_SGE,
 };
-use super::cq::{Cq, Feeder};
-use super::progress::{self, Reg, Run, Source};
 use super::setup::{
     AcceptConfig, Initiator, InitiatorConfig, InitiatorEvent, Responder, ResponderConfig,
     ResponderEvent, MAX_PD_IN, REPLY_TIMEOUT, REQUEST_TIMEOUT, RTR_TIMEOUT,
 };
 use super::wire::{FpduReader, RxEvent, RxNeed, Segment};
-use crate::keys::{KeyTable, Region};
 use crate::sync::lock_anyway as lock;
-use crate::transport::memcheck::{self, Need};
-use crate::transport::memio::{self, IoError, IoPlan, RawSeg};
+use crate::transport::soft::cq::{Cq, Feeder};
+use crate::transport::soft::keys::{KeyTable, Region};
+use crate::transport::soft::memcheck::{self, Need};
+use crate::transport::soft::memio::{self, IoError, IoPlan, RawSeg};
+use crate::transport::soft::progress::{self, Reg, Run, Source};
 use crate::transport::verbs::{
     Access, BindWr, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, Listener,
     MemoryRegion, PdId, PostError, QpConfig, QpNum, QpState, QueuePair, RecvWr, SendWr,
@@ -2832,7 +2832,9 @@ impl QueuePair for IwarpQp {
         };
         let mut windows = lock(&dev.windows);
         let Some(w) = windows.get_mut(&idx).filter(|w| w.0 == self.cfg.pd.0) else {
-            return Err(PostError::Protection(crate::keys::KeyFault::Domain));
+            return Err(PostError::Protection(
+                crate::transport::soft::keys::KeyFault::Domain,
+            ));
         };
         let rkey = if wr.len == 0 {
             dev.keys.revoke_remote(idx);
@@ -2853,7 +2855,7 @@ impl QueuePair for IwarpQp {
                 .keys
                 .grant_remote(idx, wr.addr, wr.len, remote)
                 .map_err(|_| PostError::Unsupported)?;
-            w.1 = Some(wr.lkey & crate::keys::INDEX_MASK);
+            w.1 = Some(wr.lkey & crate::transport::soft::keys::INDEX_MASK);
             k
         };
         drop(windows);
@@ -4037,7 +4039,7 @@ mod tests {
 
     #[test]
     fn register_checks_the_memory() {
-        use crate::transport::memcheck::Fault;
+        use crate::transport::soft::memcheck::Fault;
         let dev = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
         let pd = dev.alloc_pd().expect("pd");
         let rw = Access::LOCAL_READ.union(Access::LOCAL_WRITE);

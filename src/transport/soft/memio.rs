@@ -71,7 +71,7 @@
 //! # Contract
 //!
 //! These are safe functions taking raw addresses: a `RawSeg` must name
-//! application memory, checked by [`crate::keys`] before every use, never
+//! application memory, checked by [`crate::transport::soft::keys`] before every use, never
 //! memory that Rust code holds a reference to. Header and trailer slices
 //! are our own memory and are borrowed normally. A 64-bit address space is
 //! assumed (on a 32-bit target an address beyond it is passed to the kernel
