@@ -46,8 +46,8 @@ use common::peer::{
     OP_READ_RESPONSE, OP_SEND,
 };
 use common::qp::{pattern, poll_one, wait_for, Got, QpOpts, Rec, Side, ALL, LO};
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::iwarp::wire::{ReadRequest, Terminate, Ulp};
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::verbs::{
     Access, Device, Listener, MemoryRegion, PdId, QpState, SendOp, Sge, Wc, WcOp, WcStatus,
 };

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::qp::{poll_one, Got, QpOpts, Rec, Side, LO};
-use udapl::transport::iwarp::device::IwarpDevice;
 use udapl::transport::soft::progress;
+use udapl::transport::tcp::IwarpDevice;
 use udapl::transport::verbs::{Device, Listener};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 

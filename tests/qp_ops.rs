@@ -31,8 +31,8 @@ use common::qp::{
     wait_wcs, wc, Got, Mem, Pair, QpOpts, Rec, Request, Scatter, Side, ALL, DEADLINE, GUARD, LO,
     MPA_CRC, REQ_PD,
 };
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::soft::keys::KeyFault;
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::verbs::{
     Access, CompletionQueue, Device, DeviceError, PostError, QpConfig, QpState, RecvWr, SendOp,
     SendWr, Sge, Wc, WcOp, WcStatus,

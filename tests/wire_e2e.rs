@@ -1,5 +1,5 @@
 //! End-to-end wire conformance of the iWARP device
-//! (`udapl::transport::iwarp::device`): two devices on 127.0.0.1 connect
+//! (`udapl::transport::tcp`): two devices on 127.0.0.1 connect
 //! and move data of every kind while `tshark -i lo` captures the
 //! connection; Wireshark's `iwarp_mpa` / `iwarp_ddp_rdmap` dissectors then
 //! decode the capture, and the test checks what they show against what was
@@ -87,8 +87,8 @@ use common::tshark::{
     self, CrcView, Decoded, FpduView, Iwarp, MpaView, Placement, ReadRequestView, TerminateView,
     Unavailable, ALLOWED_EXPERT,
 };
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
 use udapl::transport::iwarp::wire::{IrdOrd, RtrFlags};
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::verbs::{Device, MemoryRegion, QpState, SendOp, Sge, Wc, WcOp, WcStatus};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 

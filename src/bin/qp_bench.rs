@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::verbs::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,

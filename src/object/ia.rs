@@ -18,8 +18,8 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{IaAttributes, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
 use crate::object::{lock, lock_anyway, AgentInvoker, Cno, Evd, Object, EVD_ASYNC_FLAG};
-use crate::transport::iwarp::device::IwarpDevice;
 use crate::transport::soft::keys::KeyTable;
+use crate::transport::tcp::IwarpDevice;
 use crate::transport::{self, DeviceConfig};
 
 /// Capacity limits reported by `dat_ia_query` and enforced by the creators.

@@ -75,7 +75,7 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::transport::iwarp::device::DeviceOptions;
+use crate::transport::tcp::DeviceOptions;
 use crate::transport::AddressFamily;
 
 /// One record of dat.conf that passed validation (field 2 starts with 'u' and field 4 is `default`).

@@ -25,6 +25,7 @@ use crate::error::{DatError, Result, Sub};
 pub mod iwarp;
 pub mod soft;
 mod sys;
+pub mod tcp;
 pub mod verbs;
 
 /// What a device can do, in transport terms (like verbs' device
@@ -257,7 +258,7 @@ pub struct DeviceConfig {
     /// RDMA port number (verbs).
     pub port: u32,
     /// How the iWARP device behaves on the wire (instance options).
-    pub options: iwarp::device::DeviceOptions,
+    pub options: tcp::DeviceOptions,
 }
 
 /// The IA address for a device configuration: the loopback address, or the

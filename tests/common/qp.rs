@@ -29,7 +29,7 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use udapl::transport::iwarp::device::{DeviceOptions, IwarpDevice};
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::verbs::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,

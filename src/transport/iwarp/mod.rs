@@ -9,7 +9,6 @@
 //!   negotiation, peer-to-peer RTR; produces [`conn::Negotiated`].
 
 pub mod conn;
-pub mod device;
 pub mod setup;
 pub mod wire;
 

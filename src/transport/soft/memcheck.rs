@@ -448,6 +448,78 @@ fn mapping_in(maps: &str, va: u64, len: u64) -> Option<Mapping> {
     None
 }
 
+/// Anonymous test memory whose pages other tests make unreadable,
+/// read-only or unmapped (registered memory the application changes).
+#[cfg(test)]
+pub(crate) struct TestPages {
+    at: u64,
+    len: usize,
+}
+
+#[cfg(test)]
+impl TestPages {
+    /// The page size.
+    pub(crate) fn page_size() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).expect("page size")
+    }
+
+    /// `pages` fresh read-write pages, unmapped on drop.
+    pub(crate) fn map(pages: usize) -> TestPages {
+        let len = pages * Self::page_size();
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        TestPages { at: p as u64, len }
+    }
+
+    /// The address of the first page.
+    pub(crate) fn addr(&self) -> u64 {
+        self.at
+    }
+
+    fn page_ptr(&self, page: usize) -> *mut libc::c_void {
+        assert!(
+            (page + 1) * Self::page_size() <= self.len,
+            "page {page} not mapped here"
+        );
+        (self.at as usize + page * Self::page_size()) as *mut libc::c_void
+    }
+
+    /// Gives page `page` the protection `prot` (`libc::PROT_*`).
+    pub(crate) fn protect(&self, page: usize, prot: i32) {
+        let p = self.page_ptr(page);
+        // SAFETY: the page belongs to this mapping, which no Rust reference
+        // points into.
+        assert_eq!(unsafe { libc::mprotect(p, Self::page_size(), prot) }, 0);
+    }
+
+    /// Unmaps page `page`.
+    pub(crate) fn unmap(&self, page: usize) {
+        let p = self.page_ptr(page);
+        // SAFETY: as for `protect`; unmapping it again on drop is harmless.
+        assert_eq!(unsafe { libc::munmap(p, Self::page_size()) }, 0);
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestPages {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made by `map` (pages already unmapped are
+        // skipped by the kernel).
+        unsafe { libc::munmap(self.at as *mut libc::c_void, self.len) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

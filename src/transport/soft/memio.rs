@@ -309,7 +309,8 @@ impl<'a> IoPlan<'a> {
     /// `iov.len()` entries and [`MAX_CALL_BYTES`] bytes. Returns the entries
     /// and bytes filled; fewer bytes than [`IoPlan::len`] when the array or
     /// the byte limit ran out.
-    pub fn fill(&self, iov: &mut [libc::iovec]) -> (usize, usize) {
+    #[cfg(test)]
+    fn fill(&self, iov: &mut [libc::iovec]) -> (usize, usize) {
         let len = iov.len();
         // SAFETY: `MaybeUninit<iovec>` has the layout of `iovec`, and
         // `fill_uninit` only stores initialised values, so `iov` stays
@@ -454,14 +455,10 @@ pub fn send_plan(fd: BorrowedFd<'_>, plan: &IoPlan<'_>, flags: i32) -> Result<us
 
 /// Sends several plans back to back as one stream (several FPDUs in one
 /// `sendmsg` where they fit [`IOV_CHUNK`] entries), as [`send_plan`] does
-/// for one. Returns the bytes sent in all, or an error if none were.
-pub fn send_plans(fd: BorrowedFd<'_>, plans: &[IoPlan<'_>], flags: i32) -> Result<usize, IoError> {
-    send_plans_with(fd, plans.len(), |i| plans[i].shallow(), flags)
-}
-
-/// [`send_plans`] over a list whose entries are all `Some` (a fixed-size
-/// array partly used).
-pub fn send_plans_opt(
+/// for one. The list is a fixed-size array partly used: every entry must
+/// be `Some` (`EINVAL` otherwise). Returns the bytes sent in all, or an
+/// error if none were.
+pub fn send_plans(
     fd: BorrowedFd<'_>,
     plans: &[Option<IoPlan<'_>>],
     flags: i32,
@@ -610,6 +607,113 @@ pub fn recv_plan(fd: BorrowedFd<'_>, plan: &IoPlan<'_>, flags: i32) -> Result<us
             Err(e) if done == 0 => return Err(e),
             Err(_) => return Ok(done),
         }
+    }
+}
+
+/// The iovecs of one `recvmsg` gathered from several receive plans and a
+/// discard buffer (bytes received there are dropped), built on the stack:
+/// at most [`IOV_CHUNK`] entries. The discard buffer is named only at
+/// [`RecvGather::recv`], so its owner may be used meanwhile; bytes added
+/// with [`RecvGather::discard`] go to its start (consecutive ones share an
+/// entry while they fit).
+pub struct RecvGather {
+    iov: [libc::iovec; IOV_CHUNK],
+    n: usize,
+    /// The last entry is a discard one (to extend).
+    last_discard: bool,
+    /// Bit `i`: entry `i` names the discard buffer (its base is set by
+    /// `recv`).
+    discards: u64,
+    /// Bytes of the discard buffer one entry may name.
+    discard_cap: usize,
+}
+
+// One bit per entry in `RecvGather::discards`.
+const _: () = assert!(IOV_CHUNK <= 64);
+
+impl RecvGather {
+    /// An empty gather whose discard entries name at most `discard_cap`
+    /// bytes each.
+    pub fn new(discard_cap: usize) -> RecvGather {
+        RecvGather {
+            iov: [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; IOV_CHUNK],
+            n: 0,
+            last_discard: false,
+            discards: 0,
+            discard_cap,
+        }
+    }
+
+    /// Entries used.
+    pub fn entries(&self) -> usize {
+        self.n
+    }
+
+    /// Receives `len` more bytes into the discard buffer. Panics if no
+    /// entry is left.
+    pub fn discard(&mut self, len: usize) {
+        if len == 0 {
+            return;
+        }
+        if self.last_discard && self.iov[self.n - 1].iov_len + len <= self.discard_cap {
+            self.iov[self.n - 1].iov_len += len;
+        } else {
+            self.iov[self.n] = libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: len,
+            };
+            self.discards |= 1 << self.n;
+            self.n += 1;
+            self.last_discard = true;
+        }
+    }
+
+    /// Receives the bytes of `plan` (made by [`IoPlan::recv`]) next, in as
+    /// many entries as are left; returns how many bytes that is.
+    pub fn add(&mut self, plan: &IoPlan<'_>) -> usize {
+        assert!(plan.writable, "RecvGather needs plans made by IoPlan::recv");
+        // SAFETY: `MaybeUninit<iovec>` has the layout of `iovec`, and
+        // `fill_uninit` only stores initialised values, so the entries stay
+        // initialised.
+        let free = unsafe {
+            std::slice::from_raw_parts_mut(
+                self.iov[self.n..]
+                    .as_mut_ptr()
+                    .cast::<MaybeUninit<libc::iovec>>(),
+                IOV_CHUNK - self.n,
+            )
+        };
+        let (count, bytes) = plan.fill_uninit(free);
+        self.n += count;
+        self.last_discard = false;
+        bytes
+    }
+
+    /// One `recvmsg` of every entry (`EINTR` retried), discard entries
+    /// into `discard`. Same contract as [`recv_plan`]: an error only if
+    /// nothing was received; after [`IoError::Fault`], or fewer bytes than
+    /// asked for, what the plans' memory holds is unknown and the
+    /// connection must end.
+    pub fn recv(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        discard: &mut [u8],
+        flags: i32,
+    ) -> Result<usize, IoError> {
+        if discard.len() < self.discard_cap {
+            return Err(IoError::Other(libc::EINVAL));
+        }
+        let base = discard.as_mut_ptr().cast::<libc::c_void>();
+        let mut d = self.discards;
+        while d != 0 {
+            self.iov[d.trailing_zeros() as usize].iov_base = base;
+            d &= d - 1;
+        }
+        let n = self.n;
+        msg_call(fd.as_raw_fd(), &mut self.iov[..n], flags, false)
     }
 }
 
