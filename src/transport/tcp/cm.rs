@@ -10,7 +10,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{device::*, qp::*, rx::*, socket::*};
+use super::{
+    device::DRAIN_TIMEOUT,
+    qp::{
+        EstablishedConn, Inner, IwarpQp, Nudge, OwnedCmEvent, Phase, PumpStatus, Sock, NUDGES,
+        NUDGE_FIRST,
+    },
+    rx::{PayloadDest, LOOKAHEAD, PEEK_MAX, SCRATCH},
+    socket::{connect_done, set_linger_zero, tcp_mss, tune_socket, write_small},
+};
 use crate::transport::iwarp::conn::{Conn, ConnConfig, ConnState, RxPlan, SharedRecv, TxPlan};
 use crate::transport::iwarp::setup::{InitiatorEvent, ResponderEvent};
 use crate::transport::iwarp::wire::FpduReader;

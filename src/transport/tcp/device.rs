@@ -12,7 +12,13 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use super::{cm::*, listener::*, qp::*, socket::*, srq::*};
+use super::{
+    cm::{peek_feed, SetupRead},
+    listener::IwarpListener,
+    qp::{Inner, IwarpQp, OwnedCmEvent, Phase, Sock},
+    socket::write_small,
+    srq::IwarpSrq,
+};
 use crate::sync::lock_anyway as lock;
 use crate::transport::iwarp::conn::{RecvRing, MAX_SGE};
 use crate::transport::iwarp::setup::{AcceptConfig, Responder, ResponderEvent, RTR_TIMEOUT};

@@ -8,7 +8,10 @@ use std::sync::atomic::{fence, Ordering};
 use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
-use super::{cm::*, qp::*};
+use super::{
+    cm::{phase_deadline, sock_of},
+    qp::{Inner, IwarpQp, QpGuard},
+};
 use crate::sync::lock_anyway as lock;
 use crate::transport::soft::cq::Feeder;
 use crate::transport::soft::progress::{self, Reg, Run, Source};

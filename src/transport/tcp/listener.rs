@@ -7,7 +7,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use super::{device::*, socket::*};
+use super::{
+    device::{IwarpDevice, Pending, MAX_FPDU},
+    socket::{tune_socket, write_small},
+};
 use crate::sync::lock_anyway as lock;
 use crate::transport::iwarp::setup::{Responder, ResponderConfig, MAX_PD_IN, REQUEST_TIMEOUT};
 use crate::transport::soft::progress::{self, Reg, Run, Source};

@@ -11,7 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use super::{device::*, rx::*, socket::*, srq::*, tx::*};
+use super::{
+    device::{IwarpDevice, DRAIN_TIMEOUT, MAX_FPDU},
+    rx::{PayloadDest, LOOKAHEAD, PEEK_MAX, SCRATCH},
+    socket::{set_linger_zero, start_connect},
+    srq::IwarpSrq,
+    tx::TxBatch,
+};
 use crate::sync::lock_anyway as lock;
 use crate::transport::iwarp::conn::{Conn, RecvRing, RqEntry, RxPlan, TxPlan};
 use crate::transport::iwarp::setup::{

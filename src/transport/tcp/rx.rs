@@ -9,7 +9,11 @@ use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::{device::*, qp::*, socket::*};
+use super::{
+    device::IwarpDevice,
+    qp::{EstablishedConn, IwarpQp, PumpStatus},
+    socket::peek,
+};
 use crate::transport::iwarp::conn::{Fault, RxAction, MAX_SGE};
 use crate::transport::iwarp::wire::{RxEvent, RxNeed, Segment};
 use crate::transport::soft::keys::KeyTable;

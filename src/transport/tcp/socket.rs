@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd};
 use std::time::{Duration, Instant};
 
-use super::device::*;
+use super::device::DeviceOptions;
 
 pub(super) fn write_small(stream: &TcpStream, mut bytes: &[u8]) -> bool {
     let until = Instant::now() + Duration::from_secs(5);

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-use super::{device::*, qp::*};
+use super::{device::IwarpDevice, qp::IwarpQp};
 use crate::sync::lock_anyway as lock;
 use crate::transport::iwarp::conn::{RecvRing, RqEntry, SharedRecv};
 use crate::transport::verbs::{DeviceError, PostError, RecvWr, SharedReceiveQueue};

@@ -1,6 +1,6 @@
 //! The TCP driver's tests: devices talking over loopback.
 
-use super::device::*;
+use super::device::{IwarpDevice, DEFAULT_RNR_TIMEOUT};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
