@@ -5,8 +5,6 @@
 //! - [`handle`]: the handle table. A handle is the address of a slot whose
 //!   first word is the owning provider's `DAT_PROVIDER *`; lookups are O(1),
 //!   lock-free, and never touch freed memory.
-//! - [`keys`]: memory keys (LMR/RMR contexts) and the one lock-free check of
-//!   every use of registered memory.
 //! - [`wait`]: blocking waits (bounded spin, then an interruptible sleep).
 //! - [`registry`]: dat.conf and the static/dynamic provider registries.
 //! - [`object`]: the DAT objects (IA, PZ, EVD, CNO, LMR, RMR, …): state
@@ -21,7 +19,6 @@
 pub mod error;
 pub mod fuzz;
 pub mod handle;
-pub mod keys;
 pub mod object;
 pub mod registry;
 pub mod ring;

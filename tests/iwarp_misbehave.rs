@@ -49,9 +49,8 @@ use common::qp::{pattern, poll_one, wait_for, Got, QpOpts, Rec, Side, ALL, LO};
 use udapl::transport::api::{
     Access, Device, Listener, MemoryRegion, PdId, QpState, SendOp, Sge, Wc, WcOp, WcStatus,
 };
-use udapl::transport::iwarp::device::IwarpDevice;
 use udapl::transport::iwarp::wire::{ReadRequest, Terminate, Ulp};
-use udapl::transport::tcp_options::DeviceOptions;
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 /// The longest any wait here may take (shorter than the shared helpers'

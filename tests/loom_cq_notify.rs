@@ -8,7 +8,7 @@
 //! It is a standalone copy of the protocol, not the code itself (which
 //! needs sockets and epoll); it mirrors, at commit 768f8ec:
 //!
-//! - `src/transport/iwarp/cq.rs`: `Cq::push` (queue the completion; if
+//! - `src/transport/soft/cq.rs`: `Cq::push` (queue the completion; if
 //!   armed, disarm, write the notification eventfd, mark the hook due),
 //!   `Cq::run_hook` (the producer runs the hook once it holds no lock),
 //!   `CompletionQueue::arm` (arm; it never consumes a notification),

@@ -40,7 +40,7 @@ use common::qp::{
 };
 use common::tshark::skip;
 use udapl::transport::api::{Device, QpState, SendOp, WcOp, WcStatus};
-use udapl::transport::iwarp::device::IwarpDevice;
+use udapl::transport::tcp::IwarpDevice;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 const SEND_LEN: usize = 5000;
@@ -269,7 +269,7 @@ fn connection_send_write_read_across_a_veth_pair() {
 #[test]
 fn a_silent_peer_breaks_the_connection_after_the_user_timeout() {
     use std::time::Duration;
-    use udapl::transport::tcp_options::DeviceOptions;
+    use udapl::transport::tcp::DeviceOptions;
     let test = "a_silent_peer_breaks_the_connection_after_the_user_timeout";
     let ns = match Netns::create("silent") {
         Ok(ns) => ns,

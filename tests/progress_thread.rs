@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use common::qp::{poll_one, Got, QpOpts, Rec, Side, LO};
 use udapl::transport::api::{Device, Listener};
-use udapl::transport::iwarp::device::IwarpDevice;
-use udapl::transport::iwarp::progress;
+use udapl::transport::soft::progress;
+use udapl::transport::tcp::IwarpDevice;
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 /// Waits (sleeping, driving nothing: only the progress thread may move

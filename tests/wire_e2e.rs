@@ -1,5 +1,5 @@
 //! End-to-end wire conformance of the iWARP device
-//! (`udapl::transport::iwarp::device`): two devices on 127.0.0.1 connect
+//! (`udapl::transport::tcp`): two devices on 127.0.0.1 connect
 //! and move data of every kind while `tshark -i lo` captures the
 //! connection; Wireshark's `iwarp_mpa` / `iwarp_ddp_rdmap` dissectors then
 //! decode the capture, and the test checks what they show against what was
@@ -88,9 +88,8 @@ use common::tshark::{
     Unavailable, ALLOWED_EXPERT,
 };
 use udapl::transport::api::{Device, MemoryRegion, QpState, SendOp, Sge, Wc, WcOp, WcStatus};
-use udapl::transport::iwarp::device::IwarpDevice;
 use udapl::transport::iwarp::wire::{IrdOrd, RtrFlags};
-use udapl::transport::tcp_options::DeviceOptions;
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 /// The queue pairs' inbound/outbound reads.

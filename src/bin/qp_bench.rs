@@ -23,8 +23,7 @@ use udapl::transport::api::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
-use udapl::transport::iwarp::device::IwarpDevice;
-use udapl::transport::tcp_options::DeviceOptions;
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 type R<T> = Result<T, String>;
@@ -760,7 +759,7 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
         return Err("rdma: data mismatch".into());
     }
     let stop = AtomicBool::new(false);
-    let s0 = udapl::transport::iwarp::progress::stats();
+    let s0 = udapl::transport::soft::progress::stats();
     let _show = Show(s0);
     two(
         |bar| {
@@ -804,7 +803,7 @@ struct Show((u64, u64));
 impl Drop for Show {
     fn drop(&mut self) {
         if std::env::var_os("QP_BENCH_STATS").is_some() {
-            let (r, l) = udapl::transport::iwarp::progress::stats();
+            let (r, l) = udapl::transport::soft::progress::stats();
             println!(
                 "  timed part: {} runs, {} handed to a holder",
                 r - self.0 .0,
@@ -1468,7 +1467,7 @@ fn main() -> ExitCode {
         );
     }
     if std::env::var_os("QP_BENCH_STATS").is_some() {
-        let (runs, looks) = udapl::transport::iwarp::progress::stats();
+        let (runs, looks) = udapl::transport::soft::progress::stats();
         println!("progress thread: {runs} runs, {looks} handed to a holder");
     }
     println!(

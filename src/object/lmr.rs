@@ -10,7 +10,7 @@ use crate::object::attr::{
 use crate::object::ia::{self, Ia};
 use crate::object::{Object, Pz};
 use crate::transport::api::{Access, DeviceError, MemoryRegion, PdId};
-use crate::transport::memcheck::Fault;
+use crate::transport::soft::memcheck::Fault;
 
 /// `DAT_MEM_PRIV_*` bits.
 pub const PRIV_LOCAL_READ: u32 = 0x01;

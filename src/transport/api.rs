@@ -36,8 +36,8 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::keys::KeyFault;
-pub use crate::keys::Rights as Access;
+pub use super::soft::keys::KeyFault;
+pub use super::soft::keys::Rights as Access;
 
 use super::Capabilities;
 
@@ -150,7 +150,7 @@ pub enum DeviceError {
     Resources,
     /// The memory cannot be registered (unmapped, not readable, not
     /// writable though write access was asked for, not shared).
-    Memory(super::memcheck::Fault),
+    Memory(super::soft::memcheck::Fault),
     /// An argument the device cannot accept.
     Invalid,
     /// The port (connection qualifier) is in use.

@@ -30,17 +30,14 @@ use std::sync::Arc;
 use crate::error::{DatError, Result, Sub, Type};
 use api::Device;
 pub use options::InstanceOptions;
-pub use tcp_capabilities::{software_capabilities, SOFTWARE_CAPABILITIES};
+pub use tcp::capabilities::{software_capabilities, SOFTWARE_CAPABILITIES};
 
 pub mod api;
 pub mod iwarp;
-pub mod memcheck;
-pub mod memio;
 pub mod options;
+pub mod soft;
 mod sys;
-pub mod tcp_capabilities;
-pub mod tcp_options;
-mod tcp_ports;
+pub mod tcp;
 
 /// What a device can do, in transport terms (like verbs' device
 /// attributes). The DAT layer derives every `dat_ia_query` attribute from
@@ -215,11 +212,10 @@ pub fn open(cfg: &DeviceConfig) -> Result<(Arc<dyn Device>, SocketAddr)> {
             let address = resolve_address(cfg)?;
             let opts = match cfg.options.0 {
                 options::Parsed::Tcp(o) => o,
-                options::Parsed::None => tcp_options::DeviceOptions::default(),
+                options::Parsed::None => tcp::DeviceOptions::default(),
             };
             let caps = *software_capabilities();
-            let dev: Arc<dyn Device> =
-                iwarp::device::IwarpDevice::open_with(address.ip(), caps, opts);
+            let dev: Arc<dyn Device> = tcp::IwarpDevice::open_with(address.ip(), caps, opts);
             Ok((dev, address))
         }
         TransportKind::Shm | TransportKind::Verbs => Err(DatError::of(Type::ProviderNotFound)),

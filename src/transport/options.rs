@@ -9,7 +9,8 @@
 //! ([`crate::transport::parse_options`]) and gets back a value that only
 //! that transport's `open` reads.
 
-use super::{tcp_options, TransportKind};
+use super::tcp::options as tcp_options;
+use super::TransportKind;
 
 /// One instance option of a transport whose options are a `T`.
 pub struct OptionDecl<T> {

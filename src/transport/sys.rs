@@ -1,9 +1,46 @@
-//! Operating-system queries of the transport layer (network interfaces,
-//! RDMA devices). The only `unsafe` of the core crate lives here.
+//! Operating-system calls of the transport layer that are neither socket
+//! I/O nor application memory: network interfaces, the progress thread's
+//! priority, epoll interest of descriptors known by number.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::fd::{BorrowedFd, RawFd};
+
+use nix::sys::epoll::{Epoll, EpollEvent};
+
+/// Changes what `ep` watches descriptor `raw` for; the caller keeps `raw`
+/// open for the call (the progress engine's sources unregister before
+/// they close).
+pub(crate) fn epoll_modify(ep: &Epoll, raw: RawFd, ev: &mut EpollEvent) -> nix::Result<()> {
+    // SAFETY: the caller keeps `raw` open for the call; epoll_ctl reads no
+    // memory through it.
+    let fd = unsafe { BorrowedFd::borrow_raw(raw) };
+    ep.modify(fd, ev)
+}
+
+/// Stops `ep` watching descriptor `raw`; the caller keeps `raw` open for
+/// the call.
+pub(crate) fn epoll_delete(ep: &Epoll, raw: RawFd) -> nix::Result<()> {
+    // SAFETY: as for `epoll_modify`.
+    let fd = unsafe { BorrowedFd::borrow_raw(raw) };
+    ep.delete(fd)
+}
+
+/// Gives the calling thread the nice value `nice`.
+pub(crate) fn set_thread_nice(nice: i32) -> std::io::Result<()> {
+    // SAFETY: gettid and setpriority on the calling thread; no memory is
+    // passed.
+    let rc = unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
 
 /// One address of a network interface, as `getifaddrs` reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]

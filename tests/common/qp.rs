@@ -33,8 +33,7 @@ use udapl::transport::api::{
     Access, CmEvent, CmHandler, CompletionQueue, Device, Listener, MemoryRegion, PdId, QpConfig,
     QpNum, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
-use udapl::transport::iwarp::device::IwarpDevice;
-use udapl::transport::tcp_options::DeviceOptions;
+use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 
 pub const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);

@@ -7,13 +7,8 @@
 //!   queues, MSNs, read tracking, acknowledgements, RNR, Terminate, flush.
 //! - [`setup`]: MPA connection setup without I/O: Request/Reply, IRD/ORD
 //!   negotiation, peer-to-peer RTR; produces [`conn::Negotiated`].
-//! - [`cq`]: the completion queue (ring, notification, the engines that
-//!   feed it, the descriptor a waiting thread sleeps on).
 
 pub mod conn;
-pub mod cq;
-pub mod device;
-pub mod progress;
 pub mod setup;
 pub mod wire;
 

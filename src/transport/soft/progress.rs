@@ -41,8 +41,6 @@
 //!   unregister and schedule while holding their own locks (order: source
 //!   lock → engine mutex).
 
-#![allow(unsafe_code)]
-
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::{AsFd, BorrowedFd, RawFd};
@@ -54,6 +52,7 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use crate::sync::lock_anyway as lock;
+use crate::transport::sys;
 
 /// What a source run asks for next.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -200,10 +199,9 @@ fn add(fd: Option<BorrowedFd<'_>>, src: Weak<dyn Source>) -> std::io::Result<Reg
             let mut t = lock(&engine.table);
             t.running = false;
             if let Some(raw) = t.entries.remove(&token).and_then(|e| e.fd) {
-                // SAFETY: `raw` is the caller's live descriptor (borrowed
-                // for this call).
-                let fd = unsafe { BorrowedFd::borrow_raw(raw) };
-                let _ = engine.epoll.delete(fd);
+                // `raw` is the caller's live descriptor (borrowed for this
+                // call).
+                let _ = sys::epoll_delete(&engine.epoll, raw);
             }
             return Err(err);
         }
@@ -274,12 +272,12 @@ impl Reg {
             return;
         };
         let flags = interest(input, output);
-        // SAFETY: the descriptor stays open while its `Reg` lives.
-        let fd = unsafe { BorrowedFd::borrow_raw(raw) };
-        let _ = self
-            .engine
-            .epoll
-            .modify(fd, &mut EpollEvent::new(flags, self.token));
+        // The descriptor stays open while its `Reg` lives.
+        let _ = sys::epoll_modify(
+            &self.engine.epoll,
+            raw,
+            &mut EpollEvent::new(flags, self.token),
+        );
     }
 }
 
@@ -290,10 +288,9 @@ impl Drop for Reg {
         let ours = !inherited(self.engine.gen);
         let ent = t.entries.remove(&self.token);
         if let Some(raw) = ent.and_then(|e| e.fd).filter(|_| ours) {
-            // SAFETY: the owner drops its registration before closing the
+            // The owner drops its registration before closing the
             // descriptor, so it is still open here.
-            let fd = unsafe { BorrowedFd::borrow_raw(raw) };
-            let _ = self.engine.epoll.delete(fd);
+            let _ = sys::epoll_delete(&self.engine.epoll, raw);
         }
         if t.entries.is_empty() && ours {
             // The last one: the thread ends (it checks under the lock).
@@ -348,16 +345,10 @@ pub fn nice_value() -> i32 {
 /// the application spins on every core.
 fn raise_priority() {
     let nice = nice_value();
-    // SAFETY: gettid and setpriority on the calling thread; no memory is
-    // passed.
-    let rc = unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, nice)
-    };
-    if rc != 0 {
+    if let Err(err) = sys::set_thread_nice(nice) {
         tracing::debug!(
             nice,
-            err = %std::io::Error::last_os_error(),
+            %err,
             "progress: thread keeps the process's priority"
         );
     }

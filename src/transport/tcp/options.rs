@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use super::options::{self, OptionDecl};
+use crate::transport::options::{self, OptionDecl};
 
-/// How an [`crate::transport::iwarp::device::IwarpDevice`] behaves on the
+/// How an [`crate::transport::tcp::IwarpDevice`] behaves on the
 /// wire (dat.conf instance options).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceOptions {
@@ -186,10 +186,7 @@ mod tests {
     fn defaults() {
         let o = DeviceOptions::default();
         assert!(!o.crc && !o.local_completion && !o.fpdu_mss);
-        assert_eq!(
-            o.rnr_timeout,
-            crate::transport::iwarp::device::DEFAULT_RNR_TIMEOUT
-        );
+        assert_eq!(o.rnr_timeout, crate::transport::tcp::DEFAULT_RNR_TIMEOUT);
         assert_eq!(o.keepalive_idle, Duration::from_secs(10));
         assert_eq!(o.keepalive_interval, Duration::from_secs(2));
         assert_eq!(o.keepalive_count, 5);

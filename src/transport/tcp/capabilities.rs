@@ -1,8 +1,8 @@
 //! The TCP transport's capabilities: its engine's and MPA's limits, and
 //! queue depths sized from the host's memory (rulings: transport limits).
 
-use super::iwarp::{conn, setup, QUEUE_ENTRY_BYTES};
-use super::Capabilities;
+use crate::transport::iwarp::{conn, setup, QUEUE_ENTRY_BYTES};
+use crate::transport::Capabilities;
 
 /// The TCP transport's capabilities with the smallest queue limits it ever
 /// offers (what the DAT-era hardware offered, rulings: transport limits);

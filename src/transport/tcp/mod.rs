@@ -1,0 +1,34 @@
+//! The TCP driver: the iWARP protocol ([`super::iwarp`]) over kernel TCP
+//! sockets, behind the transport interface: [`IwarpDevice`] with its
+//! [`IwarpQp`], [`IwarpListener`] and [`IwarpSrq`].
+//!
+//! - Sockets, listeners and pending requests are run by the background
+//!   progress thread on every arrival and deadline (a queue pair's input
+//!   only while no application thread drives its completion queues).
+//! - All `unsafe` of the driver is in `socket` (socket calls); application
+//!   memory moves only through [`crate::transport::soft::memio`].
+//! - Objects made before a `fork()` are the parent's in the child: they
+//!   refuse work and their closing leaves shared kernel state alone.
+//!
+//! docs/transport.md describes the data path, RNR and overruns.
+
+pub mod capabilities;
+mod cm;
+pub mod device;
+mod drive;
+pub mod listener;
+pub mod options;
+mod ports;
+pub mod qp;
+mod rx;
+mod socket;
+pub mod srq;
+#[cfg(test)]
+mod tests;
+mod tx;
+
+pub use device::{IwarpDevice, DEFAULT_RNR_TIMEOUT};
+pub use listener::IwarpListener;
+pub use options::DeviceOptions;
+pub use qp::IwarpQp;
+pub use srq::IwarpSrq;
