@@ -50,20 +50,21 @@ pub(crate) fn info_of(key: &ProviderKey) -> DAT_PROVIDER_INFO {
     }
 }
 
-/// The key of a `DAT_PROVIDER_INFO` (name up to its NUL or 256 bytes).
-pub(crate) fn key_of(info: &DAT_PROVIDER_INFO) -> ProviderKey {
-    let name: Vec<u8> = info
+/// The key of a `DAT_PROVIDER_INFO`; its name must end with a NUL within
+/// its `DAT_NAME_MAX_LENGTH` bytes.
+pub(crate) fn key_of(info: &DAT_PROVIDER_INFO) -> udapl::Result<ProviderKey> {
+    let len = info
         .ia_name
         .iter()
-        .take_while(|c| **c != 0)
-        .map(|c| *c as u8)
-        .collect();
-    ProviderKey {
+        .position(|c| *c == 0)
+        .ok_or(udapl::DatError::invalid(udapl::error::Input::ProviderInfo))?;
+    let name: Vec<u8> = info.ia_name[..len].iter().map(|c| *c as u8).collect();
+    Ok(ProviderKey {
         name,
         major: info.dapl_version_major,
         minor: info.dapl_version_minor,
         thread_safe: info.is_thread_safe != 0,
-    }
+    })
 }
 
 type InitFn = unsafe extern "C" fn(*const DAT_PROVIDER_INFO, *const libc::c_char);

@@ -87,7 +87,7 @@ pub unsafe extern "C" fn dat_registry_add_provider(
                         provider: provider as usize,
                     }
                 };
-            registry().add_provider(key_of(&info), opener)
+            registry().add_provider(key_of(&info)?, opener)
         });
         crate::boundary::code(r, &["provider", "provider_info"])
     })
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn dat_registry_remove_provider(
         let r = crate::boundary::run(|| {
             input(provider as *const DAT_PROVIDER, Input::Provider)?;
             let info = input(provider_info, Input::ProviderInfo)?;
-            registry().remove_provider(&key_of(&info))
+            registry().remove_provider(&key_of(&info)?)
         });
         crate::boundary::code(r, &["provider", "provider_info"])
     })
