@@ -986,10 +986,15 @@ CASE(ARGN_ep_post_rdma_write_local_iov, fx_connect, IOV_DECLS;
      EXPECT_ARG(dat_ep_post_rdma_write(f.ep, 1, NULL, ck(4), &r, DEF), "local_iov", 3);
      EXPECT_ARG(dat_ep_post_rdma_write(f.ep, 1, &past, ck(4), &r, DEF), "local_iov", 3))
 
-CASE(ARGN_ep_post_rdma_write_remote_iov, fx_connect_small_rdma, IOV_DECLS; BIG_DECLS;
-     EXPECT_ARG(dat_ep_post_rdma_write(f.ep, 1, &t, ck(4), NULL, DEF), "remote_iov", 5);
-     NEED(f.attr.max_rdma_size == SMALL, "the EP did not take max_rdma_size 4096");
-     EXPECT_ARG(dat_ep_post_rdma_write(f.ep, 1, &big, ck(4), &rbig, DEF), "remote_iov", 5))
+CASE(ARGN_ep_post_rdma_write_remote_iov, fx_connect, IOV_DECLS;
+     EXPECT_ARG(dat_ep_post_rdma_write(f.ep, 1, &t, ck(4), NULL, DEF), "remote_iov", 5))
+
+/* An RDMA Write moves what the local segments hold: when that exceeds the
+ * EP's max_rdma_size, local_iov is the invalid input (an RDMA Read moves
+ * what the remote segment names: remote_iov, above). */
+CASE(ARGN_ep_post_rdma_write_local_iov_over_max_rdma_size, fx_connect_small_rdma, IOV_DECLS;
+     BIG_DECLS; NEED(f.attr.max_rdma_size == SMALL, "the EP did not take max_rdma_size 4096");
+     EXPECT_ARG(dat_ep_post_rdma_write(f.ep, 1, &big, ck(4), &rbig, DEF), "local_iov", 3))
 
 CASE(ARGN_ep_post_rdma_write_completion_flags, fx_connect, IOV_DECLS;
      EXPECT_ARG(dat_ep_post_rdma_write(f.ep, 1, &t, ck(4), &r, BAD_COMPLETION_BIT),
