@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
+use crate::object::attr::{COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
 use crate::object::ep::WorkQueue;
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
@@ -98,9 +99,8 @@ struct Stream {
 
 /// A stream that only allows waits with threshold 1 (§3.5).
 fn threshold_one(queue: WorkQueue, flags: u32) -> bool {
-    flags & crate::object::ep::COMPLETION_UNSIGNALLED != 0
-        || (queue == WorkQueue::Receive
-            && flags & crate::object::ep::COMPLETION_SOLICITED_WAIT != 0)
+    flags & COMPLETION_UNSIGNALLED != 0
+        || (queue == WorkQueue::Receive && flags & COMPLETION_SOLICITED_WAIT != 0)
 }
 
 /// What `dat_evd_wait` returned.
@@ -722,7 +722,7 @@ impl Evd {
     /// Whether a new stream with `flags` may join (only violations that
     /// involve an UNSIGNALLED receive stream are refused, §3.5).
     pub(crate) fn sharing_ok(&self, flags: u32, queue: WorkQueue) -> bool {
-        let unsig = |f: u32| f & crate::object::ep::COMPLETION_UNSIGNALLED != 0;
+        let unsig = |f: u32| f & COMPLETION_UNSIGNALLED != 0;
         let q = lock_anyway(&self.q);
         q.stream_flags.iter().all(|(&(_, other), &f)| {
             let joins_unsignalled_recv = queue == WorkQueue::Receive && unsig(flags) && !unsig(f);

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::Handle;
+use crate::object::attr::{COMPLETION_EVD_THRESHOLD, COMPLETION_SUPPRESS, COMPLETION_UNSIGNALLED};
 use crate::object::ia::Ia;
 use crate::object::Evd;
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
 
-use super::dto::{COMPLETION_EVD_THRESHOLD, COMPLETION_SUPPRESS, COMPLETION_UNSIGNALLED};
 use super::{state_error, Ep, EpParam, EpState, WorkQueue};
 
 /// `DAT_SERVICE_TYPE_RC`.

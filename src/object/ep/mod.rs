@@ -32,8 +32,15 @@ pub use attr::EpAttr;
 use cm::EpCm;
 pub(crate) use cm::NON_PEER_MARK;
 use dto::PostInfo;
-pub(crate) use dto::WorkQueue;
-pub use dto::{Request, COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
+pub use dto::Request;
+
+/// One of an EP's two work queues: requests (sends, RDMA, binds) or
+/// receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WorkQueue {
+    Request,
+    Receive,
+}
 
 /// The DAT state of an endpoint (semantics-ep.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
