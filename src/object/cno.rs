@@ -11,20 +11,9 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::evd::{Evd, TIMEOUT_INFINITE};
-use crate::object::ia::Ia;
+use crate::object::ia::{Agent, Ia};
 use crate::object::{lock, lock_anyway, Object};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
-
-/// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Agent {
-    pub instance_data: usize,
-    pub func: usize,
-}
-
-/// Calls an agent function with `(instance_data, evd)`. Installed by the C
-/// layer, which knows how to call a C function pointer.
-pub type AgentInvoker = fn(Agent, Handle);
 
 /// How `dat_cno_wait` ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +62,8 @@ pub struct Cno {
 }
 
 impl Cno {
-    pub(crate) fn create(ia: &Arc<Ia>, agent: Agent) -> Result<Arc<Cno>> {
+    /// `dat_cno_create`.
+    pub fn create(ia: &Arc<Ia>, agent: Agent) -> Result<Arc<Cno>> {
         let mut st = ia.live_state()?;
         st.check_limit(HandleType::Cno, ia.limits.max_cnos, Sub::ResourceMemory)?;
         let res = handle::reserve(ia.provider_word)?;

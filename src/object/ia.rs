@@ -17,9 +17,20 @@ use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{IaAttributes, Limits, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
-use crate::object::{lock, lock_anyway, AgentInvoker, Cno, Evd, Object, EVD_ASYNC_FLAG};
+use crate::object::{lock, lock_anyway, Evd, Object, EVD_ASYNC_FLAG};
 use crate::transport::api::{Access, Device};
 use crate::transport::{self, DeviceConfig};
+
+/// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Agent {
+    pub instance_data: usize,
+    pub func: usize,
+}
+
+/// Calls an agent function with `(instance_data, evd)`. Installed by the C
+/// layer, which knows how to call a C function pointer.
+pub type AgentInvoker = fn(Agent, Handle);
 
 /// The async EVD an IA reports and posts its asynchronous errors to.
 #[derive(Clone)]
@@ -379,20 +390,6 @@ impl Ia {
         }
         tracing::debug!(ia = self.handle.addr(), graceful, "IA closed");
         Ok(())
-    }
-
-    /// The live LMR whose `lmr_context` is `ctx`.
-    pub(crate) fn lmr_of_context(&self, ctx: u32) -> Option<Arc<crate::object::Lmr>> {
-        let st = self.state();
-        st.objects.values().find_map(|o| match o {
-            Object::Lmr(l) if l.lmr_context == ctx => Some(l.clone()),
-            _ => None,
-        })
-    }
-
-    /// Creates a CNO.
-    pub fn create_cno(self: &Arc<Self>, agent: crate::object::Agent) -> Result<Arc<Cno>> {
-        Cno::create(self, agent)
     }
 
     /// Validates a set of LMR triplets for `dat_lmr_sync_rdma_read/write`:

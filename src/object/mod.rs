@@ -41,11 +41,11 @@ pub mod srq;
 pub(crate) mod tests;
 
 pub use attr::{IaAttributes, Limits, ProviderAttributes};
-pub use cno::{Agent, AgentInvoker, Cno, CnoWake};
+pub use cno::{Cno, CnoWake};
 pub use ep::Ep;
 pub use evd::{Evd, EvdParams, WaitOutcome, EVD_ASYNC_FLAG, EVD_SOFTWARE_FLAG};
 pub use event::{Event, EventData};
-pub use ia::{AsyncRequest, Ia, OpenParams};
+pub use ia::{Agent, AgentInvoker, AsyncRequest, Ia, OpenParams};
 pub use lmr::{Lmr, LmrRequest, Region};
 pub use pz::Pz;
 pub use rmr::{Rmr, RmrParams};

@@ -140,10 +140,7 @@ impl Rmr {
         let (lmr, access) = if unbind {
             (None, Access::NONE)
         } else {
-            let lmr = self
-                .ia
-                .lmr_of_context(seg.lmr_context)
-                .ok_or(DatError::arg(2))?;
+            let lmr = Lmr::of_context(&self.ia, seg.lmr_context).ok_or(DatError::arg(2))?;
             if !lmr.contains(seg.addr, seg.len) {
                 return Err(DatError::arg(2));
             }

@@ -2,7 +2,7 @@
 
 use udapl::error::{DatError, Sub, Type};
 use udapl::handle::Handle;
-use udapl::object::{cno, ia, Agent, CnoWake};
+use udapl::object::{cno, ia, Agent, Cno, CnoWake};
 use udapl::wait::Held;
 
 use crate::boundary::{entry, out, put};
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn dat_cno_create(
         {
             let ia = ia::lookup(ia_handle as usize)?.arc();
             let slot = out(cno_handle, 3)?;
-            let cno = ia.create_cno(agent_of(&agent))?;
+            let cno = Cno::create(&ia, agent_of(&agent))?;
             slot.set(cno.handle.addr() as DAT_CNO_HANDLE);
             Ok(())
         }
