@@ -15,6 +15,8 @@ use crate::object::attr::{
     COMPLETION_UNSIGNALLED,
 };
 use crate::object::event::{self, Credit, Event, EventData};
+use crate::object::ia::Ia;
+use crate::object::rmr::BindQueue;
 use crate::object::segment::{key_fault, sgl, RemoteSegment, Segment, MAX_IOV};
 use crate::object::{lock_anyway, Rmr};
 use crate::transport::api::{
@@ -529,9 +531,15 @@ impl Ep {
             }
         }
     }
+}
+
+impl BindQueue for Ep {
+    fn ia(&self) -> &Ia {
+        &self.ia
+    }
 
     /// `dat_rmr_bind` through this EP (the RMR layer checked its side).
-    pub(crate) fn post_bind(
+    fn post_bind(
         &self,
         rmr: &Rmr,
         seg: Segment,
