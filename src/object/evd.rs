@@ -21,7 +21,7 @@ use crate::object::attr::{COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
 use crate::object::ep::WorkQueue;
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
-use crate::object::ia::{self, Ia, IaState};
+use crate::object::ia::{self, AsyncSink, Ia, IaState};
 use crate::object::{lock, lock_anyway, Cno, Ep, Object, EVD_DTO_FLAG, EVD_RMR_BIND_FLAG};
 use crate::transport::api::{CompletionQueue, QpNum, Wc, WcOp};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
@@ -905,6 +905,26 @@ impl Evd {
                 })
                 .join();
         });
+    }
+}
+
+impl AsyncSink for Evd {
+    fn supplied(h: Handle) -> Option<Arc<Evd>> {
+        let evd = handle::get::<Evd>(h.addr())
+            .filter(|e| e.flags & EVD_ASYNC_FLAG != 0 && e.is_alive())?;
+        Some(evd.arc())
+    }
+
+    fn create(ia: &Arc<Ia>, qlen: i32) -> Result<Arc<Evd>> {
+        Evd::create_locked(ia, &mut ia.state(), qlen, None, EVD_ASYNC_FLAG)
+    }
+
+    fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    fn post(&self, ev: Event) {
+        self.post_async_event(ev);
     }
 }
 

@@ -12,7 +12,7 @@ use crate::transport::DeviceConfig;
 use crate::wait::Held;
 
 fn open(async_qlen: i32) -> Arc<Ia> {
-    Ia::open(
+    Ia::open::<Evd>(
         OpenParams {
             name: "test0".into(),
             ro_aware: false,
@@ -51,7 +51,7 @@ fn graceful_close_waits_for_children_abrupt_close_retires_them() {
 
 #[test]
 fn open_with_qlen_0_is_arg2() {
-    let r = Ia::open(
+    let r = Ia::open::<Evd>(
         OpenParams {
             name: "x".into(),
             ro_aware: false,
