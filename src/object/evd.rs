@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
+use crate::object::cno::CnoEvd;
 use crate::object::ep::WorkQueue;
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
@@ -37,8 +38,7 @@ pub const STATE_DISABLED: u32 = 0x02;
 pub const STATE_WAITABLE: u32 = 0x04;
 pub const STATE_UNWAITABLE: u32 = 0x08;
 
-/// `DAT_TIMEOUT_INFINITE`.
-pub const TIMEOUT_INFINITE: u32 = u32::MAX;
+pub use crate::object::event::TIMEOUT_INFINITE;
 
 struct Queue {
     /// The queue (memory follows use: [`Fifo`]); `qlen` deep.
@@ -833,7 +833,7 @@ impl Evd {
         };
         if let Some(o) = &old {
             st.drop_use(o.handle);
-            o.detach(self);
+            o.detach(&**self);
         }
         if let Some(n) = &new {
             st.add_use(n.handle);
@@ -905,6 +905,24 @@ impl Evd {
                 })
                 .join();
         });
+    }
+}
+
+impl CnoEvd for Evd {
+    fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    fn cq(&self) -> Option<Arc<dyn CompletionQueue>> {
+        Evd::cq(self)
+    }
+
+    fn fill(&self) {
+        Evd::fill(self);
+    }
+
+    fn has_notifiable_event(&self) -> bool {
+        Evd::has_notifiable_event(self)
     }
 }
 
