@@ -19,7 +19,7 @@ use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
 use crate::object::cno::CnoEvd;
-use crate::object::ep::WorkQueue;
+use crate::object::ep::{EpEvd, WorkQueue};
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
 use crate::object::ia::{self, AsyncSink, Ia, IaState};
@@ -905,6 +905,44 @@ impl Evd {
                 })
                 .join();
         });
+    }
+}
+
+impl EpEvd for Evd {
+    fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    fn cq(&self) -> Option<Arc<dyn CompletionQueue>> {
+        Evd::cq(self)
+    }
+
+    fn attach(&self, qp: QpNum, ep: &Arc<Ep>, queue: WorkQueue, depth: u32) {
+        Evd::attach(self, qp, ep, queue, depth);
+    }
+
+    fn detach(&self, qp: QpNum) {
+        Evd::detach(self, qp);
+    }
+
+    fn set_stream_flags(&self, ep: Handle, queue: WorkQueue, flags: u32) {
+        Evd::set_stream_flags(self, ep, queue, flags);
+    }
+
+    fn clear_stream_flags(&self, ep: Handle, queue: WorkQueue) {
+        Evd::clear_stream_flags(self, ep, queue);
+    }
+
+    fn sharing_ok(&self, flags: u32, queue: WorkQueue) -> bool {
+        Evd::sharing_ok(self, flags, queue)
+    }
+
+    fn fill(&self) {
+        Evd::fill(self);
+    }
+
+    fn post_after_completions(&self, ev: Event, notify: bool) {
+        Evd::post_after_completions(self, ev, notify);
     }
 }
 
