@@ -10,21 +10,25 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 
 use crate::error::{DatError, Result, Sub};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::object::evd::{Evd, TIMEOUT_INFINITE};
-use crate::object::ia::Ia;
+use crate::object::event::TIMEOUT_INFINITE;
+use crate::object::ia::{Agent, Ia};
 use crate::object::{lock, lock_anyway, Object};
+use crate::transport::api::CompletionQueue;
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
 
-/// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Agent {
-    pub instance_data: usize,
-    pub func: usize,
+/// An EVD as its CNO sees it (implemented by the EVD, which the CNO knows
+/// only through this): a CNO waiter looks for events already pending and
+/// drives the queue pairs feeding the EVD, as an EVD waiter does.
+pub(crate) trait CnoEvd: Send + Sync {
+    /// Its handle.
+    fn handle(&self) -> Handle;
+    /// Its transport CQ, if it has one.
+    fn cq(&self) -> Option<Arc<dyn CompletionQueue>>;
+    /// Moves completions from the CQ into the event queue.
+    fn fill(&self);
+    /// An event is queued that would notify the CNO now.
+    fn has_notifiable_event(&self) -> bool;
 }
-
-/// Calls an agent function with `(instance_data, evd)`. Installed by the C
-/// layer, which knows how to call a C function pointer.
-pub type AgentInvoker = fn(Agent, Handle);
 
 /// How `dat_cno_wait` ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +54,7 @@ struct State {
     waiters: usize,
     dead: bool,
     /// EVDs associated with this CNO.
-    evds: Vec<Weak<Evd>>,
+    evds: Vec<Weak<dyn CnoEvd>>,
 }
 
 /// A CNO.
@@ -73,7 +77,8 @@ pub struct Cno {
 }
 
 impl Cno {
-    pub(crate) fn create(ia: &Arc<Ia>, agent: Agent) -> Result<Arc<Cno>> {
+    /// `dat_cno_create`.
+    pub fn create(ia: &Arc<Ia>, agent: Agent) -> Result<Arc<Cno>> {
         let mut st = ia.live_state()?;
         st.check_limit(HandleType::Cno, ia.limits.max_cnos, Sub::ResourceMemory)?;
         let res = handle::reserve(ia.provider_word)?;
@@ -117,20 +122,20 @@ impl Cno {
         Ok(())
     }
 
-    pub(crate) fn attach(&self, evd: &Arc<Evd>) {
+    pub(crate) fn attach<E: CnoEvd + 'static>(&self, evd: &Arc<E>) {
         let mut st = lock_anyway(&self.st);
         st.evds.retain(|w| w.strong_count() > 0);
-        st.evds.push(Arc::downgrade(evd));
+        st.evds.push(Arc::downgrade(evd) as Weak<dyn CnoEvd>);
         if let (Some(ep), Some(cq)) = (&self.input, evd.cq()) {
-            let ev = EpollEvent::new(EpollFlags::EPOLLIN, evd.handle.addr() as u64);
+            let ev = EpollEvent::new(EpollFlags::EPOLLIN, evd.handle().addr() as u64);
             let _ = ep.add(cq.input_fd(), ev);
         }
     }
 
-    pub(crate) fn detach(&self, evd: &Evd) {
+    pub(crate) fn detach(&self, evd: &dyn CnoEvd) {
         let mut st = lock_anyway(&self.st);
         st.evds
-            .retain(|w| w.upgrade().is_some_and(|e| e.handle != evd.handle));
+            .retain(|w| w.upgrade().is_some_and(|e| e.handle() != evd.handle()));
         if let (Some(ep), Some(cq)) = (&self.input, evd.cq()) {
             let _ = ep.delete(cq.input_fd());
         }
@@ -213,7 +218,7 @@ impl Cno {
                 e.fill();
                 e.has_notifiable_event()
             })
-            .map(|e| e.handle);
+            .map(|e| e.handle());
         let outcome = if let Some(h) = pending {
             CnoWake::Evd(h)
         } else {
@@ -221,7 +226,7 @@ impl Cno {
             // its EVDs while it spins and when data for them wakes it: the
             // completions they produce trigger this CNO through their
             // queues' notification hooks, with no thread hop.
-            let evds: Vec<Arc<Evd>> = evds.iter().filter_map(Weak::upgrade).collect();
+            let evds: Vec<Arc<dyn CnoEvd>> = evds.iter().filter_map(Weak::upgrade).collect();
             let cqs: Vec<_> = evds.iter().filter_map(|e| e.cq()).collect();
             let declared = std::cell::Cell::new(false);
             let before = || {

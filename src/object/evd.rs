@@ -17,10 +17,12 @@ use std::time::{Duration, Instant};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
-use crate::object::ep::WorkQueue;
+use crate::object::attr::{COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
+use crate::object::cno::CnoEvd;
+use crate::object::ep::{EpEvd, WorkQueue};
 use crate::object::event::Credit;
 use crate::object::event::{self, Event};
-use crate::object::ia::{self, Ia, IaState};
+use crate::object::ia::{self, AsyncSink, Ia, IaState};
 use crate::object::{lock, lock_anyway, Cno, Ep, Object, EVD_DTO_FLAG, EVD_RMR_BIND_FLAG};
 use crate::transport::api::{CompletionQueue, QpNum, Wc, WcOp};
 use crate::wait::{self, Held, Notifier, Sleep, Wake};
@@ -36,8 +38,7 @@ pub const STATE_DISABLED: u32 = 0x02;
 pub const STATE_WAITABLE: u32 = 0x04;
 pub const STATE_UNWAITABLE: u32 = 0x08;
 
-/// `DAT_TIMEOUT_INFINITE`.
-pub const TIMEOUT_INFINITE: u32 = u32::MAX;
+pub use crate::object::event::TIMEOUT_INFINITE;
 
 struct Queue {
     /// The queue (memory follows use: [`Fifo`]); `qlen` deep.
@@ -98,9 +99,8 @@ struct Stream {
 
 /// A stream that only allows waits with threshold 1 (§3.5).
 fn threshold_one(queue: WorkQueue, flags: u32) -> bool {
-    flags & crate::object::ep::COMPLETION_UNSIGNALLED != 0
-        || (queue == WorkQueue::Receive
-            && flags & crate::object::ep::COMPLETION_SOLICITED_WAIT != 0)
+    flags & COMPLETION_UNSIGNALLED != 0
+        || (queue == WorkQueue::Receive && flags & COMPLETION_SOLICITED_WAIT != 0)
 }
 
 /// What `dat_evd_wait` returned.
@@ -722,7 +722,7 @@ impl Evd {
     /// Whether a new stream with `flags` may join (only violations that
     /// involve an UNSIGNALLED receive stream are refused, §3.5).
     pub(crate) fn sharing_ok(&self, flags: u32, queue: WorkQueue) -> bool {
-        let unsig = |f: u32| f & crate::object::ep::COMPLETION_UNSIGNALLED != 0;
+        let unsig = |f: u32| f & COMPLETION_UNSIGNALLED != 0;
         let q = lock_anyway(&self.q);
         q.stream_flags.iter().all(|(&(_, other), &f)| {
             let joins_unsignalled_recv = queue == WorkQueue::Receive && unsig(flags) && !unsig(f);
@@ -833,7 +833,7 @@ impl Evd {
         };
         if let Some(o) = &old {
             st.drop_use(o.handle);
-            o.detach(self);
+            o.detach(&**self);
         }
         if let Some(n) = &new {
             st.add_use(n.handle);
@@ -905,6 +905,82 @@ impl Evd {
                 })
                 .join();
         });
+    }
+}
+
+impl EpEvd for Evd {
+    fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    fn cq(&self) -> Option<Arc<dyn CompletionQueue>> {
+        Evd::cq(self)
+    }
+
+    fn attach(&self, qp: QpNum, ep: &Arc<Ep>, queue: WorkQueue, depth: u32) {
+        Evd::attach(self, qp, ep, queue, depth);
+    }
+
+    fn detach(&self, qp: QpNum) {
+        Evd::detach(self, qp);
+    }
+
+    fn set_stream_flags(&self, ep: Handle, queue: WorkQueue, flags: u32) {
+        Evd::set_stream_flags(self, ep, queue, flags);
+    }
+
+    fn clear_stream_flags(&self, ep: Handle, queue: WorkQueue) {
+        Evd::clear_stream_flags(self, ep, queue);
+    }
+
+    fn sharing_ok(&self, flags: u32, queue: WorkQueue) -> bool {
+        Evd::sharing_ok(self, flags, queue)
+    }
+
+    fn fill(&self) {
+        Evd::fill(self);
+    }
+
+    fn post_after_completions(&self, ev: Event, notify: bool) {
+        Evd::post_after_completions(self, ev, notify);
+    }
+}
+
+impl CnoEvd for Evd {
+    fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    fn cq(&self) -> Option<Arc<dyn CompletionQueue>> {
+        Evd::cq(self)
+    }
+
+    fn fill(&self) {
+        Evd::fill(self);
+    }
+
+    fn has_notifiable_event(&self) -> bool {
+        Evd::has_notifiable_event(self)
+    }
+}
+
+impl AsyncSink for Evd {
+    fn supplied(h: Handle) -> Option<Arc<Evd>> {
+        let evd = handle::get::<Evd>(h.addr())
+            .filter(|e| e.flags & EVD_ASYNC_FLAG != 0 && e.is_alive())?;
+        Some(evd.arc())
+    }
+
+    fn create(ia: &Arc<Ia>, qlen: i32) -> Result<Arc<Evd>> {
+        Evd::create_locked(ia, &mut ia.state(), qlen, None, EVD_ASYNC_FLAG)
+    }
+
+    fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    fn post(&self, ev: Event) {
+        self.post_async_event(ev);
     }
 }
 

@@ -32,6 +32,9 @@ pub const ASYNC_IA_CATASTROPHIC: u32 = 0x08002;
 /// `DAT_SOFTWARE_EVENT`.
 pub const SOFTWARE: u32 = 0x10001;
 
+/// `DAT_TIMEOUT_INFINITE`: an EVD or CNO wait with no deadline.
+pub const TIMEOUT_INFINITE: u32 = u32::MAX;
+
 /// `DAT_EVD_OVERFLOW_ERROR`.
 pub const REASON_EVD_OVERFLOW: i32 = 0;
 /// `DAT_IA_CATASTROPHIC_ERROR`.

@@ -17,17 +17,47 @@ use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{IaAttributes, Limits, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
-use crate::object::{lock, lock_anyway, AgentInvoker, Cno, Evd, Object, EVD_ASYNC_FLAG};
+use crate::object::{lock, lock_anyway, Object};
 use crate::transport::api::{Access, Device};
 use crate::transport::{self, DeviceConfig};
+
+/// `DAT_OS_WAIT_PROXY_AGENT` as two opaque words. `func == 0` means no agent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Agent {
+    pub instance_data: usize,
+    pub func: usize,
+}
+
+/// Calls an agent function with `(instance_data, evd)`. Installed by the C
+/// layer, which knows how to call a C function pointer.
+pub type AgentInvoker = fn(Agent, Handle);
+
+/// An EVD as the IA's async EVD (implemented by the EVD, which the IA
+/// knows only through this): found or created when the IA opens, then
+/// posted to.
+pub trait AsyncSink: Send + Sync + 'static {
+    /// A consumer-supplied async EVD: live and created with `DAT_EVD_ASYNC_FLAG`.
+    fn supplied(h: Handle) -> Option<Arc<Self>>
+    where
+        Self: Sized;
+    /// The IA's own async EVD of `qlen` events, an ordinary child of `ia`
+    /// (created under the IA lock).
+    fn create(ia: &Arc<Ia>, qlen: i32) -> Result<Arc<Self>>
+    where
+        Self: Sized;
+    /// Its handle.
+    fn handle(&self) -> Handle;
+    /// Queues an asynchronous error event.
+    fn post(&self, ev: Event);
+}
 
 /// The async EVD an IA reports and posts its asynchronous errors to.
 #[derive(Clone)]
 pub enum AsyncEvd {
     /// Created by `dat_ia_open`; destroyed with the IA; cannot be freed.
-    Created(Arc<Evd>),
+    Created(Arc<dyn AsyncSink>),
     /// Supplied by the consumer; never destroyed by the IA.
-    Supplied(Arc<Evd>),
+    Supplied(Arc<dyn AsyncSink>),
     /// `DAT_EVD_ASYNC_EXISTS` was passed: reported as `DAT_EVD_OUT_OF_SCOPE`.
     OutOfScope,
 }
@@ -185,8 +215,12 @@ fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CStr
 }
 
 impl Ia {
-    /// Opens an IA. On failure nothing is left behind.
-    pub fn open(p: OpenParams, agent_invoker: Option<AgentInvoker>) -> Result<Arc<Ia>> {
+    /// Opens an IA whose async EVD is an `E`. On failure nothing is left
+    /// behind.
+    pub fn open<E: AsyncSink>(
+        p: OpenParams,
+        agent_invoker: Option<AgentInvoker>,
+    ) -> Result<Arc<Ia>> {
         if let Some(why) = p.device.transport.unavailable() {
             tracing::warn!(
                 "IA {}: transport={}: {why}",
@@ -201,11 +235,11 @@ impl Ia {
             }
         }
         let (dev, address) = transport::open(&p.device)?;
-        Self::open_on(p, dev, address, agent_invoker)
+        Self::open_on::<E>(p, dev, address, agent_invoker)
     }
 
     /// Opens an IA on an opened device whose address is `address`.
-    pub(crate) fn open_on(
+    pub(crate) fn open_on<E: AsyncSink>(
         p: OpenParams,
         dev: Arc<dyn Device>,
         address: SocketAddr,
@@ -227,10 +261,7 @@ impl Ia {
             }
             AsyncRequest::Exists => None,
             AsyncRequest::Existing(h) => {
-                let evd = handle::get::<Evd>(h.addr())
-                    .filter(|e| e.flags & EVD_ASYNC_FLAG != 0 && e.is_alive())
-                    .ok_or(DatError::handle(Sub::HandleEvdAsync))?;
-                Some(evd.arc())
+                Some(E::supplied(h).ok_or(DatError::handle(Sub::HandleEvdAsync))?)
             }
         };
         let sockaddr = Box::new(transport::SockAddrStorage::from(address));
@@ -265,14 +296,7 @@ impl Ia {
         let async_evd = match (&p.async_evd, supplied) {
             (AsyncRequest::Create(qlen), _) => {
                 // Created EVDs are ordinary children, only marked as the IA's own.
-                let mut st = ia.state();
-                AsyncEvd::Created(Evd::create_locked(
-                    &ia,
-                    &mut st,
-                    *qlen,
-                    None,
-                    EVD_ASYNC_FLAG,
-                )?)
+                AsyncEvd::Created(E::create(&ia, *qlen)?)
             }
             (_, Some(evd)) => AsyncEvd::Supplied(evd),
             _ => AsyncEvd::OutOfScope,
@@ -298,7 +322,7 @@ impl Ia {
         }
     }
 
-    fn async_target(&self) -> Option<Arc<Evd>> {
+    fn async_target(&self) -> Option<Arc<dyn AsyncSink>> {
         match &*lock_anyway(&self.async_evd) {
             AsyncEvd::Created(e) | AsyncEvd::Supplied(e) => Some(e.clone()),
             AsyncEvd::OutOfScope => None,
@@ -307,12 +331,12 @@ impl Ia {
 
     /// True if `h` is the async EVD `dat_ia_open` created for this IA.
     pub(crate) fn is_own_async_evd(&self, h: Handle) -> bool {
-        matches!(&*lock_anyway(&self.async_evd), AsyncEvd::Created(e) if e.handle == h)
+        matches!(&*lock_anyway(&self.async_evd), AsyncEvd::Created(e) if e.handle() == h)
     }
 
     /// The async EVD handle `dat_ia_query` reports; `None` means `DAT_EVD_OUT_OF_SCOPE`.
     pub fn async_evd_handle(&self) -> Option<Handle> {
-        self.async_target().map(|e| e.handle)
+        self.async_target().map(|e| e.handle())
     }
 
     /// Posts an asynchronous error event to the IA's async EVD. Takes only
@@ -326,7 +350,7 @@ impl Ia {
                     reason,
                 },
             );
-            evd.post_async_event(ev);
+            evd.post(ev);
         }
     }
 
@@ -336,7 +360,7 @@ impl Ia {
     pub fn close(&self, graceful: bool) -> Result<()> {
         let mut st = self.live_state()?;
         let own_async = match &*lock_anyway(&self.async_evd) {
-            AsyncEvd::Created(e) => Some(e.handle),
+            AsyncEvd::Created(e) => Some(e.handle()),
             _ => None,
         };
         let consumer_objects = st.objects.len() - usize::from(own_async.is_some());
@@ -379,20 +403,6 @@ impl Ia {
         }
         tracing::debug!(ia = self.handle.addr(), graceful, "IA closed");
         Ok(())
-    }
-
-    /// The live LMR whose `lmr_context` is `ctx`.
-    pub(crate) fn lmr_of_context(&self, ctx: u32) -> Option<Arc<crate::object::Lmr>> {
-        let st = self.state();
-        st.objects.values().find_map(|o| match o {
-            Object::Lmr(l) if l.lmr_context == ctx => Some(l.clone()),
-            _ => None,
-        })
-    }
-
-    /// Creates a CNO.
-    pub fn create_cno(self: &Arc<Self>, agent: crate::object::Agent) -> Result<Arc<Cno>> {
-        Cno::create(self, agent)
     }
 
     /// Validates a set of LMR triplets for `dat_lmr_sync_rdma_read/write`:

@@ -202,6 +202,15 @@ impl Lmr {
         Ok(lmr)
     }
 
+    /// The live LMR of `ia` whose `lmr_context` is `ctx`.
+    pub(crate) fn of_context(ia: &Ia, ctx: u32) -> Option<Arc<Lmr>> {
+        let st = ia.state();
+        st.objects.values().find_map(|o| match o {
+            Object::Lmr(l) if l.lmr_context == ctx => Some(l.clone()),
+            _ => None,
+        })
+    }
+
     /// True if `[va, va + len)` lies inside the registered range.
     pub fn contains(&self, va: u64, len: u64) -> bool {
         let Some(end) = va.checked_add(len) else {

@@ -7,6 +7,12 @@
 //! list of its children for closing and for in-use counts; that list is
 //! ownership, not a second opinion on liveness.
 //!
+//! **Dependencies** go one way: event, attr, segment; ia; pz; lmr; rmr;
+//! srq; cno; ep; evd; sp (each uses only those before it). Where a lower
+//! object calls a higher one, it does so through a trait it defines:
+//! [`ia::AsyncSink`], `cno::CnoEvd`, `ep::EpEvd` (the EVD implements
+//! them) and [`rmr::BindQueue`] (the EP).
+//!
 //! **Lock order** (a thread may take a later lock while holding an earlier
 //! one, never the reverse):
 //! 1. the IA's structural state ([`ia::Ia`], creating/freeing children);
@@ -41,11 +47,11 @@ pub mod srq;
 pub(crate) mod tests;
 
 pub use attr::{IaAttributes, Limits, ProviderAttributes};
-pub use cno::{Agent, AgentInvoker, Cno, CnoWake};
+pub use cno::{Cno, CnoWake};
 pub use ep::Ep;
 pub use evd::{Evd, EvdParams, WaitOutcome, EVD_ASYNC_FLAG, EVD_SOFTWARE_FLAG};
 pub use event::{Event, EventData};
-pub use ia::{AsyncRequest, Ia, OpenParams};
+pub use ia::{Agent, AgentInvoker, AsyncRequest, Ia, OpenParams};
 pub use lmr::{Lmr, LmrRequest, Region};
 pub use pz::Pz;
 pub use rmr::{Rmr, RmrParams};

@@ -12,8 +12,26 @@ use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia;
 use crate::object::ia::Ia;
 use crate::object::lmr::{PRIV_LOCAL_WRITE, PRIV_REMOTE_READ, PRIV_REMOTE_WRITE};
+use crate::object::segment::Segment;
 use crate::object::{lock, lock_anyway, Lmr, Object, Pz};
 use crate::transport::api::{Access, DeviceError, PdId, WindowId};
+
+/// The endpoint a bind is posted on (implemented by the EP, which knows
+/// RMRs: the RMR knows it only through this).
+pub trait BindQueue {
+    /// The endpoint's IA.
+    fn ia(&self) -> &Ia;
+    /// Posts the bind of `rmr` to `seg` on the endpoint's send queue;
+    /// returns the new `rmr_context` (0 when it was flushed at once).
+    fn post_bind(
+        &self,
+        rmr: &Rmr,
+        seg: Segment,
+        access: Access,
+        cookie: u64,
+        flags: u32,
+    ) -> Result<u32>;
+}
 
 /// A current binding of an RMR.
 #[derive(Clone)]
@@ -129,21 +147,18 @@ impl Rmr {
     /// reported. The LMR in use is counted from the post.
     pub fn bind(
         &self,
-        seg: crate::object::ep::Segment,
+        seg: Segment,
         mem_priv: u32,
-        ep: &crate::object::Ep,
+        ep: &impl BindQueue,
         cookie: u64,
         flags: u32,
     ) -> Result<u32> {
-        ia::same_ia(&ep.ia, &self.ia, Sub::HandleEp)?;
+        ia::same_ia(ep.ia(), &self.ia, Sub::HandleEp)?;
         let unbind = seg.len == 0;
         let (lmr, access) = if unbind {
             (None, Access::NONE)
         } else {
-            let lmr = self
-                .ia
-                .lmr_of_context(seg.lmr_context)
-                .ok_or(DatError::arg(2))?;
+            let lmr = Lmr::of_context(&self.ia, seg.lmr_context).ok_or(DatError::arg(2))?;
             if !lmr.contains(seg.addr, seg.len) {
                 return Err(DatError::arg(2));
             }

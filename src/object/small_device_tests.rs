@@ -115,7 +115,7 @@ impl Device for SmallDevice {
 
 fn open_on(dev: Arc<SmallDevice>) -> Arc<Ia> {
     let address = dev.address();
-    Ia::open_on(
+    Ia::open_on::<Evd>(
         OpenParams {
             name: "small0".into(),
             ro_aware: false,

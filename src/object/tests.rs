@@ -12,7 +12,7 @@ use crate::transport::DeviceConfig;
 use crate::wait::Held;
 
 fn open(async_qlen: i32) -> Arc<Ia> {
-    Ia::open(
+    Ia::open::<Evd>(
         OpenParams {
             name: "test0".into(),
             ro_aware: false,
@@ -51,7 +51,7 @@ fn graceful_close_waits_for_children_abrupt_close_retires_them() {
 
 #[test]
 fn open_with_qlen_0_is_arg2() {
-    let r = Ia::open(
+    let r = Ia::open::<Evd>(
         OpenParams {
             name: "x".into(),
             ro_aware: false,
@@ -120,12 +120,14 @@ fn full_queue_software_vs_provider_events() {
 #[test]
 fn cno_trigger_wakes_waiter_and_agent_is_one_shot() {
     let ia = open(4);
-    let cno = ia
-        .create_cno(Agent {
+    let cno = Cno::create(
+        &ia,
+        Agent {
             instance_data: 7,
             func: 0xdead,
-        })
-        .expect("cno");
+        },
+    )
+    .expect("cno");
     let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
     assert_eq!(cno.free(), Err(DatError::state(Sub::CnoInUse)));
     let before = AGENT_CALLS[7].load(Ordering::SeqCst);
@@ -169,7 +171,7 @@ fn evd_free_aborts_waiter() {
 fn a_signal_during_the_calls_own_work_interrupts_evd_and_cno_waits() {
     use crate::wait::tests::{handled, signal_self};
     let ia = open(4);
-    let cno = ia.create_cno(Agent::default()).expect("cno");
+    let cno = Cno::create(&ia, Agent::default()).expect("cno");
     let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
     let before = handled();
     let held = Held::signals();
@@ -285,7 +287,7 @@ fn cno_agent_is_called_when_its_last_evd_is_freed_and_on_abrupt_close() {
         instance_data: 1,
         func: 0xbeef,
     };
-    let cno = ia.create_cno(agent).expect("cno");
+    let cno = Cno::create(&ia, agent).expect("cno");
     let evd = Evd::create(&ia, 4, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
     let before = AGENT_CALLS[1].load(Ordering::SeqCst);
     evd.free().expect("free evd");
@@ -374,7 +376,7 @@ pub(crate) mod counting {
 fn posting_and_dequeuing_events_allocates_nothing() {
     let ia = open(4);
     let evd = Evd::create(&ia, 64, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
-    let cno = ia.create_cno(Agent::default()).expect("cno");
+    let cno = Cno::create(&ia, Agent::default()).expect("cno");
     let fed = Evd::create(&ia, 64, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
     // Warm up lazily created per-thread state (epoch handle, parker).
     evd.post_se(event::SOFTWARE, 0).expect("post");

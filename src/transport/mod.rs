@@ -1,35 +1,17 @@
 //! Transports: how the DAT layer reaches a network.
 //!
-//! - [`api`]: the queue-pair interface every transport implements
-//!   (verbs + rdma_cm shaped: devices, protection domains, memory
-//!   registrations and windows, completion queues, shared receive queues,
-//!   queue pairs, listeners, progress).
-//! - [`open`]: the one place that turns a [`DeviceConfig`] into a device
-//!   of the transport it names; [`parse_options`] hands a transport its
-//!   instance options ([`options`]: each transport declares them in a
-//!   table it owns).
-//! - [`Capabilities`]: what a device can do; the DAT layer derives every
-//!   `dat_ia_query` attribute from it.
-//! - [`memcheck`]: whether memory can be registered (mapped, readable,
-//!   writable, shared), without reading `/proc/self/maps`.
-//! - Addressing: the IA address of a device configuration and the Linux
-//!   `sockaddr` layout.
-//! - The TCP transport's own facts, for now beside it: [`tcp_options`],
-//!   [`tcp_capabilities`], and how it maps service ids to ports.
-//!
-//! ```text
-//!   DAT object layer (EP, PSP/RSP/CR, LMR/RMR, EVD)
-//!        │  Device / QueuePair / Listener calls      ▲ polled completions,
-//!        ▼                                           │ connection events
-//!   transport: iWARP over TCP (software) · shm (same host) · rdma-core verbs
-//! ```
+//! [`api`] is the queue-pair interface every transport implements; [`open`]
+//! is the one place that turns a [`DeviceConfig`] into a device of the
+//! transport it names, and [`parse_options`] the one place that hands a
+//! transport its instance options. Below: [`soft`] (machinery shared by
+//! software transports), [`iwarp`] (the protocol, no I/O) and [`tcp`] (the
+//! driver). See docs/transport.md.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use api::Device;
-pub use options::InstanceOptions;
 pub use tcp::capabilities::{software_capabilities, SOFTWARE_CAPABILITIES};
 
 pub mod api;
@@ -193,12 +175,69 @@ pub struct DeviceConfig {
     pub options: InstanceOptions,
 }
 
+/// A transport's instance options, parsed by its own table; opaque above
+/// the transports. The default is the default transport's defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceOptions(Parsed);
+
+/// The options of each transport of this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Parsed {
+    Tcp(tcp::options::DeviceOptions),
+    /// A transport with no options (or not in this build).
+    None,
+}
+
+impl Default for InstanceOptions {
+    fn default() -> Self {
+        InstanceOptions::defaults(TransportKind::default())
+    }
+}
+
+impl InstanceOptions {
+    /// Every option of `kind` at its default.
+    pub fn defaults(kind: TransportKind) -> InstanceOptions {
+        match kind {
+            TransportKind::Tcp => {
+                InstanceOptions(Parsed::Tcp(tcp::options::DeviceOptions::default()))
+            }
+            TransportKind::Shm | TransportKind::Verbs => InstanceOptions(Parsed::None),
+        }
+    }
+
+    /// Every option with its value, by name, as dat.conf spells them (what
+    /// an IA reports among its provider-specific attributes).
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        match &self.0 {
+            Parsed::Tcp(o) => options::values(&tcp::options::OPTIONS, o),
+            Parsed::None => Vec::new(),
+        }
+    }
+
+    /// Every option the transport declares: name, default and help.
+    pub fn declared(&self) -> Vec<(&'static str, &'static str, &'static str)> {
+        match &self.0 {
+            Parsed::Tcp(_) => tcp::options::OPTIONS
+                .iter()
+                .map(|d| (d.name, d.default, d.help))
+                .collect(),
+            Parsed::None => Vec::new(),
+        }
+    }
+}
+
 /// Parses the instance options of transport `kind` from `tokens` (the
 /// `key=value` tokens of the built-in instance data that are not generic)
 /// with the table that transport owns. Returns the options, for
-/// [`open`], and the indices of the tokens not understood.
+/// [`open`], and the indices of the tokens not understood (a transport
+/// without options, or not in this build, understands none).
 pub fn parse_options(kind: TransportKind, tokens: &[&str]) -> (InstanceOptions, Vec<usize>) {
-    options::parse(kind, tokens)
+    let mut o = InstanceOptions::defaults(kind);
+    let unknown = match &mut o.0 {
+        Parsed::Tcp(t) => options::parse_tokens(&tcp::options::OPTIONS, tokens, t),
+        Parsed::None => (0..tokens.len()).collect(),
+    };
+    (o, unknown)
 }
 
 /// Opens the device `cfg` names: the one place that knows which transport
@@ -211,8 +250,8 @@ pub fn open(cfg: &DeviceConfig) -> Result<(Arc<dyn Device>, SocketAddr)> {
         TransportKind::Tcp => {
             let address = resolve_address(cfg)?;
             let opts = match cfg.options.0 {
-                options::Parsed::Tcp(o) => o,
-                options::Parsed::None => tcp::DeviceOptions::default(),
+                Parsed::Tcp(o) => o,
+                Parsed::None => tcp::DeviceOptions::default(),
             };
             let caps = *software_capabilities();
             let dev: Arc<dyn Device> = tcp::IwarpDevice::open_with(address.ip(), caps, opts);
@@ -530,5 +569,35 @@ mod tests {
         assert_eq!(&s.bytes[0..2], &AF_INET.to_ne_bytes());
         assert_eq!(&s.bytes[2..4], &4791u16.to_be_bytes());
         assert_eq!(&s.bytes[4..8], &[10, 1, 2, 3]);
+    }
+
+    #[test]
+    fn defaults_parse_and_print_back() {
+        let o = InstanceOptions::default();
+        let shown: Vec<_> = o.values();
+        let declared: Vec<_> = o
+            .declared()
+            .into_iter()
+            .map(|(n, d, _)| (n, d.to_string()))
+            .collect();
+        assert_eq!(shown, declared);
+        assert!(!shown.is_empty());
+    }
+
+    #[test]
+    fn a_transport_without_options_understands_none() {
+        let (o, unknown) = parse_options(TransportKind::Shm, &["crc=on", "x=y"]);
+        assert_eq!(unknown, [0, 1]);
+        assert!(o.values().is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_reported_by_index() {
+        let (o, unknown) = parse_options(
+            TransportKind::Tcp,
+            &["crc=on", "colour=red", "crc=maybe", "bare"],
+        );
+        assert_eq!(unknown, [1, 2, 3]);
+        assert!(o.values().contains(&("crc", "on".to_string())));
     }
 }

@@ -56,7 +56,7 @@ pub unsafe extern "C" fn dat_cno_create(
         {
             let ia = from_handle::<Ia>(ia_handle)?.arc();
             let slot = out(cno_handle, Input::CnoHandle)?;
-            let cno = ia.create_cno(agent_of(&agent))?;
+            let cno = Cno::create(&ia, agent_of(&agent))?;
             slot.set(to_handle(cno.handle));
             Ok(())
         }

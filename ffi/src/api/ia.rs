@@ -1,7 +1,7 @@
 //! `dat_ia_openv`, `dat_ia_close`, `dat_ia_query`.
 
 use udapl::error::{DatError, Input, Sub};
-use udapl::object::{ia, AsyncRequest, Ia, OpenParams};
+use udapl::object::{ia, AsyncRequest, Evd, Ia, OpenParams};
 use udapl::registry::{Opener, ProviderKey};
 use udapl::transport::DeviceConfig;
 
@@ -165,7 +165,7 @@ unsafe fn open_builtin(
             async_evd: request,
         };
         let created = matches!(params.async_evd, AsyncRequest::Create(_));
-        let ia = Ia::open(params, Some(agent_invoker))?;
+        let ia = Ia::open::<Evd>(params, Some(agent_invoker))?;
         if created {
             if let Some(h) = ia.async_evd_handle() {
                 async_slot.set(to_handle(h));

@@ -435,7 +435,7 @@ pub unsafe extern "C" fn dat_rmr_bind(
                 addr: t.virtual_address,
                 len: t.segment_length,
             };
-            let key = rmr.bind(seg, mem_priv, &ep, cookie, completion_flags)?;
+            let key = rmr.bind(seg, mem_priv, &*ep, cookie, completion_flags)?;
             slot.set(key);
             Ok(())
         }

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::Handle;
+use crate::object::attr::{COMPLETION_EVD_THRESHOLD, COMPLETION_SUPPRESS, COMPLETION_UNSIGNALLED};
 use crate::object::ia::Ia;
-use crate::object::Evd;
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
 
-use super::dto::{COMPLETION_EVD_THRESHOLD, COMPLETION_SUPPRESS, COMPLETION_UNSIGNALLED};
-use super::{state_error, Ep, EpParam, EpState, WorkQueue};
+use super::{evd_for_role, state_error, Ep, EpEvd, EpParam, EpState, WorkQueue};
 
 /// `DAT_SERVICE_TYPE_RC`.
 pub const SERVICE_TYPE_RC: u32 = 0;
@@ -164,20 +163,20 @@ impl Ep {
     /// C1–C4 (§3.5): refused only when an UNSIGNALLED receive stream is
     /// involved (rulings C1–C5); every other combination is accepted.
     pub(super) fn check_sharing(
-        recv: Option<&Arc<Evd>>,
+        recv: Option<&Arc<dyn EpEvd>>,
         recv_flags: u32,
-        req: Option<&Arc<Evd>>,
+        req: Option<&Arc<dyn EpEvd>>,
         req_flags: u32,
-        conn: Option<&Arc<Evd>>,
+        conn: Option<&Arc<dyn EpEvd>>,
     ) -> Result<()> {
         let bad = Err(DatError::of(Type::InvalidParameter));
         let unsig = |f: u32| f & COMPLETION_UNSIGNALLED != 0;
         if let Some(r) = recv {
             if unsig(recv_flags) {
-                if conn.is_some_and(|c| c.handle == r.handle) {
+                if conn.is_some_and(|c| c.handle() == r.handle()) {
                     return bad;
                 }
-                if req.is_some_and(|q| q.handle == r.handle) && !unsig(req_flags) {
+                if req.is_some_and(|q| q.handle() == r.handle()) && !unsig(req_flags) {
                     return bad;
                 }
             }
@@ -245,9 +244,9 @@ impl Ep {
         } else {
             i.pz.clone()
         };
-        let role = |bit: u64, h: Handle, cur: &Option<Arc<Evd>>, need: u32, sub: Sub| {
+        let role = |bit: u64, h: Handle, cur: &Option<Arc<dyn EpEvd>>, need: u32, sub: Sub| {
             if mask & bit != 0 {
-                crate::object::evd_for_role(ia, h.addr(), need, sub).map_err(|_| DatError::arg(3))
+                evd_for_role(ia, h.addr(), need, sub).map_err(|_| DatError::arg(3))
             } else {
                 Ok(cur.clone())
             }
@@ -377,7 +376,7 @@ impl Ep {
             st.add_use(p.handle);
         }
         for e in [&i.recv_evd, &i.req_evd, &i.conn_evd].into_iter().flatten() {
-            st.add_use(e.handle);
+            st.add_use(e.handle());
         }
         if let Some(s) = &i.srq {
             st.add_use(s.handle);

@@ -8,12 +8,12 @@ use std::time::Duration;
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::Handle;
 use crate::object::event::{self, Event, EventData};
-use crate::object::{lock_anyway, Evd};
+use crate::object::lock_anyway;
 use crate::transport::api::{CmEvent, CmHandler, DeviceError, QpNum, QueuePair};
 use crate::transport::SockAddrStorage;
 
 use super::attr::{QOS_BEST_EFFORT, QOS_DEFINED};
-use super::{device_error, state_error, Ep, EpState, Exposed};
+use super::{device_error, state_error, Ep, EpEvd, EpState, Exposed};
 
 /// The private data of a refusal that is not the consumer's: the active
 /// side reports `NON_PEER_REJECTED` for it (docs/endpoints.md).
@@ -385,7 +385,7 @@ impl Ep {
         self.post_cm(number, pd_len, evd);
     }
 
-    fn post_cm(&self, number: u32, pd_len: usize, evd: Option<Arc<Evd>>) {
+    fn post_cm(&self, number: u32, pd_len: usize, evd: Option<Arc<dyn EpEvd>>) {
         if let Some(evd) = evd {
             let pd_ptr = if pd_len > 0 {
                 lock_anyway(&self.exposed).private_data.as_ptr() as usize

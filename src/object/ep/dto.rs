@@ -10,30 +10,23 @@ use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle};
+use crate::object::attr::{
+    COMPLETION_BARRIER_FENCE, COMPLETION_SOLICITED_WAIT, COMPLETION_SUPPRESS,
+    COMPLETION_UNSIGNALLED,
+};
 use crate::object::event::{self, Credit, Event, EventData};
+use crate::object::ia::Ia;
+use crate::object::rmr::BindQueue;
 use crate::object::segment::{key_fault, sgl, RemoteSegment, Segment, MAX_IOV};
 use crate::object::{lock_anyway, Rmr};
 use crate::transport::api::{
     Access, BindWr, PdId, PostError, QueuePair, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus,
 };
 
-use super::{state_error, Ep, EpAttr, EpState};
+use super::{state_error, Ep, EpAttr, EpState, WorkQueue};
 
-/// `DAT_COMPLETION_*_FLAG`.
-pub const COMPLETION_SUPPRESS: u32 = 0x01;
-pub const COMPLETION_SOLICITED_WAIT: u32 = 0x02;
-pub const COMPLETION_UNSIGNALLED: u32 = 0x04;
-pub const COMPLETION_BARRIER_FENCE: u32 = 0x08;
-pub const COMPLETION_EVD_THRESHOLD: u32 = 0x10;
+/// The `DAT_COMPLETION_*_FLAG` bits a post may carry.
 const POST_FLAGS: u32 = 0x0f;
-
-/// One of an EP's two work queues: requests (sends, RDMA, binds) or
-/// receives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WorkQueue {
-    Request,
-    Receive,
-}
 
 /// What a posted request was, remembered until its completion.
 #[derive(Clone, Copy, Debug)]
@@ -538,9 +531,15 @@ impl Ep {
             }
         }
     }
+}
+
+impl BindQueue for Ep {
+    fn ia(&self) -> &Ia {
+        &self.ia
+    }
 
     /// `dat_rmr_bind` through this EP (the RMR layer checked its side).
-    pub(crate) fn post_bind(
+    fn post_bind(
         &self,
         rmr: &Rmr,
         seg: Segment,

@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::error::{DatError, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
+use crate::object::event::Event;
 use crate::object::ia::{self, Ia};
 use crate::object::srq::Srq;
-use crate::object::{lock, lock_anyway, Evd, Object, Pz};
+use crate::object::{lock, lock_anyway, Object, Pz};
 use crate::object::{EVD_CONNECTION_FLAG, EVD_DTO_FLAG};
 use crate::transport::api::{CompletionQueue, DeviceError, PdId, QpConfig, QpNum, QueuePair};
 use crate::transport::SockAddrStorage;
@@ -32,8 +33,45 @@ pub use attr::EpAttr;
 use cm::EpCm;
 pub(crate) use cm::NON_PEER_MARK;
 use dto::PostInfo;
-pub(crate) use dto::WorkQueue;
-pub use dto::{Request, COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
+pub use dto::Request;
+
+/// One of an EP's two work queues: requests (sends, RDMA, binds) or
+/// receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum WorkQueue {
+    Request,
+    Receive,
+}
+
+/// An EVD as an endpoint uses it (implemented by the EVD, which knows
+/// endpoints: the EP knows its EVDs only through this): the CQ its queue
+/// pair feeds, the streams feeding it, and the events the EP queues itself.
+pub(crate) trait EpEvd: Send + Sync {
+    /// Its handle.
+    fn handle(&self) -> Handle;
+    /// Its transport CQ (EVDs with DTO or RMR-bind flags).
+    fn cq(&self) -> Option<Arc<dyn CompletionQueue>>;
+    /// A queue pair of `ep` feeds the CQ (one direction per call).
+    fn attach(&self, qp: QpNum, ep: &Arc<Ep>, queue: WorkQueue, depth: u32);
+    /// The queue pair no longer feeds the EVD.
+    fn detach(&self, qp: QpNum);
+    /// Records the completion flags of an EP stream feeding the EVD.
+    fn set_stream_flags(&self, ep: Handle, queue: WorkQueue, flags: u32);
+    /// Forgets an EP stream.
+    fn clear_stream_flags(&self, ep: Handle, queue: WorkQueue);
+    /// Whether a new stream with `flags` may join.
+    fn sharing_ok(&self, flags: u32, queue: WorkQueue) -> bool;
+    /// Moves completions from the CQ into the event queue.
+    fn fill(&self);
+    /// Queues an event behind the completions already in the CQ.
+    fn post_after_completions(&self, ev: Event, notify: bool);
+}
+
+/// An EVD argument in an EP role ([`crate::object::evd_for_role`]).
+fn evd_for_role(ia: &Ia, addr: usize, need: u32, sub: Sub) -> Result<Option<Arc<dyn EpEvd>>> {
+    let evd = crate::object::evd_for_role(ia, addr, need, sub)?;
+    Ok(evd.map(|e| e as Arc<dyn EpEvd>))
+}
 
 /// The DAT state of an endpoint (semantics-ep.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,9 +156,9 @@ pub struct EpArgs {
 
 struct Inner {
     pz: Option<Arc<Pz>>,
-    recv_evd: Option<Arc<Evd>>,
-    req_evd: Option<Arc<Evd>>,
-    conn_evd: Option<Arc<Evd>>,
+    recv_evd: Option<Arc<dyn EpEvd>>,
+    req_evd: Option<Arc<dyn EpEvd>>,
+    conn_evd: Option<Arc<dyn EpEvd>>,
     srq: Option<Arc<Srq>>,
     attr: EpAttr,
     qp: Option<Arc<dyn QueuePair>>,
@@ -213,19 +251,14 @@ impl Ep {
     pub fn create(ia: &Arc<Ia>, args: EpArgs) -> Result<Arc<Ep>> {
         let attr_arg = if args.with_srq { 7 } else { 6 };
         let pz = crate::object::pz_for(ia, args.pz.addr(), !args.with_srq)?;
-        let recv = crate::object::evd_for_role(
-            ia,
-            args.recv_evd.addr(),
-            EVD_DTO_FLAG,
-            Sub::HandleEvdRecv,
-        )?;
-        let req = crate::object::evd_for_role(
+        let recv = evd_for_role(ia, args.recv_evd.addr(), EVD_DTO_FLAG, Sub::HandleEvdRecv)?;
+        let req = evd_for_role(
             ia,
             args.request_evd.addr(),
             EVD_DTO_FLAG,
             Sub::HandleEvdRequest,
         )?;
-        let conn = crate::object::evd_for_role(
+        let conn = evd_for_role(
             ia,
             args.connect_evd.addr(),
             EVD_CONNECTION_FLAG,
@@ -297,9 +330,9 @@ impl Ep {
         handle: Handle,
         attr: EpAttr,
         pz: Option<Arc<Pz>>,
-        recv: Option<Arc<Evd>>,
-        req: Option<Arc<Evd>>,
-        conn: Option<Arc<Evd>>,
+        recv: Option<Arc<dyn EpEvd>>,
+        req: Option<Arc<dyn EpEvd>>,
+        conn: Option<Arc<dyn EpEvd>>,
         srq: Option<Arc<Srq>>,
     ) -> Arc<Ep> {
         let req_cap = usize::try_from(attr.max_request_dtos.max(1)).unwrap_or(1);
@@ -375,7 +408,7 @@ impl Ep {
             st.add_use(p.handle);
         }
         for e in [&i.recv_evd, &i.req_evd, &i.conn_evd].into_iter().flatten() {
-            st.add_use(e.handle);
+            st.add_use(e.handle());
         }
         if let Some(s) = &i.srq {
             st.add_use(s.handle);
@@ -389,7 +422,7 @@ impl Ep {
             st.drop_use(p.handle);
         }
         for e in [&i.recv_evd, &i.req_evd, &i.conn_evd].into_iter().flatten() {
-            st.drop_use(e.handle);
+            st.drop_use(e.handle());
         }
         if let Some(s) = &i.srq {
             st.drop_use(s.handle);
@@ -463,9 +496,9 @@ impl Ep {
             remote_addr,
             remote_port: i.remote_port,
             pz: i.pz.as_ref().map_or(Handle::NULL, |p| p.handle),
-            recv_evd: i.recv_evd.as_ref().map_or(Handle::NULL, |e| e.handle),
-            request_evd: i.req_evd.as_ref().map_or(Handle::NULL, |e| e.handle),
-            connect_evd: i.conn_evd.as_ref().map_or(Handle::NULL, |e| e.handle),
+            recv_evd: i.recv_evd.as_ref().map_or(Handle::NULL, |e| e.handle()),
+            request_evd: i.req_evd.as_ref().map_or(Handle::NULL, |e| e.handle()),
+            connect_evd: i.conn_evd.as_ref().map_or(Handle::NULL, |e| e.handle()),
             srq: i.srq.as_ref().map_or(Handle::NULL, |s| s.handle),
             attr: i.attr,
         })
