@@ -346,16 +346,6 @@ impl DatError {
         Self::new(Type::InvalidHandle, sub)
     }
 
-    /// `DAT_INVALID_PARAMETER` / `DAT_INVALID_ARGn` for the 1-based argument `n` (1..=10).
-    pub const fn arg(n: u32) -> Self {
-        let sub = if n >= 1 && n <= 10 {
-            Sub::Arg1 as u32 + (n - 1)
-        } else {
-            0
-        };
-        DatError(CLASS_ERROR | Type::InvalidParameter as u32 | sub, None)
-    }
-
     /// `DAT_INVALID_STATE` with the given subtype.
     pub const fn state(sub: Sub) -> Self {
         Self::new(Type::InvalidState, sub)
@@ -437,8 +427,19 @@ mod tests {
     #[test]
     fn error_encoding() {
         assert_eq!(DatError::handle(Sub::HandleIa).code(), 0x8005_000B);
-        assert_eq!(DatError::arg(1).code(), 0x8006_0024);
-        assert_eq!(DatError::arg(10).code(), 0x8006_002D);
+        let ten: Vec<String> = (1..=10).map(|i| format!("p{i}")).collect();
+        let mut params: Vec<&str> = ten.iter().map(String::as_str).collect();
+        params[0] = "name";
+        assert_eq!(
+            DatError::invalid(Input::Name).code_in(&params),
+            Some(0x8006_0024)
+        );
+        params[0] = "p1";
+        params[9] = "name";
+        assert_eq!(
+            DatError::invalid(Input::Name).code_in(&params),
+            Some(0x8006_002D)
+        );
         assert_eq!(DatError::state(Sub::CnoInUse).code(), 0x8007_0042);
         assert_eq!(DatError::of(Type::QueueEmpty).code(), 0x800D_0000);
         assert_eq!(DatError::handle(Sub::Handle1).code(), 0x8005_001A);

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{COMPLETION_SOLICITED_WAIT, COMPLETION_UNSIGNALLED};
 use crate::object::cno::CnoEvd;
@@ -156,7 +156,7 @@ impl Evd {
     /// `dat_evd_create`. Checks in the reference order: qlen, CNO, flags.
     pub fn create(ia: &Arc<Ia>, min_qlen: i32, cno: Handle, flags: u32) -> Result<Arc<Evd>> {
         if min_qlen <= 0 {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::EvdMinQlen));
         }
         if min_qlen > ia.limits.max_evd_qlen {
             return Err(DatError::resources(Sub::ResourceTevd));
@@ -183,7 +183,7 @@ impl Evd {
         flags: u32,
     ) -> Result<Arc<Evd>> {
         st.check_limit(HandleType::Evd, ia.limits.max_evds, Sub::ResourceTevd)?;
-        let qlen = usize::try_from(qlen).map_err(|_| DatError::arg(2))?;
+        let qlen = usize::try_from(qlen).map_err(|_| DatError::invalid(Input::EvdMinQlen))?;
         let events = events_for(qlen)?;
         let cq = if flags & (EVD_DTO_FLAG | EVD_RMR_BIND_FLAG) != 0 {
             let depth = u32::try_from(qlen).unwrap_or(u32::MAX);
@@ -275,11 +275,11 @@ impl Evd {
     pub fn post_se(&self, event_number: u32, pointer: usize) -> Result<()> {
         if self.flags & EVD_SOFTWARE_FLAG == 0 {
             self.check_alive()?;
-            return Err(DatError::arg(1));
+            return Err(DatError::invalid(Input::EvdHandle));
         }
         if event_number != event::SOFTWARE {
             self.check_alive()?;
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::Event));
         }
         self.enqueue(Event::software(pointer), true, true)
     }
@@ -413,7 +413,7 @@ impl Evd {
             let threshold = usize::try_from(threshold)
                 .ok()
                 .filter(|t| *t >= 1 && *t <= q.qlen)
-                .ok_or(DatError::arg(3))?;
+                .ok_or(DatError::invalid(Input::Threshold))?;
             if q.broken {
                 return Err(ia::invalid_state());
             }
@@ -793,14 +793,14 @@ impl Evd {
     pub fn resize(&self, min_qlen: i32) -> Result<()> {
         if min_qlen <= 0 {
             self.check_alive()?;
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::EvdMinQlen));
         }
         if min_qlen > self.ia.limits.max_evd_qlen {
             self.check_alive()?;
             return Err(DatError::resources(Sub::ResourceTevd));
         }
         let mut q = self.live_queue()?;
-        let new = usize::try_from(min_qlen).map_err(|_| DatError::arg(2))?;
+        let new = usize::try_from(min_qlen).map_err(|_| DatError::invalid(Input::EvdMinQlen))?;
         if new < q.events.len() {
             return Err(ia::invalid_state());
         }

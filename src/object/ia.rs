@@ -13,7 +13,7 @@ use std::ffi::CString;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{IaAttributes, Limits, ProviderAttributes};
 use crate::object::event::{self, Event, EventData};
@@ -231,7 +231,7 @@ impl Ia {
         }
         if let AsyncRequest::Create(qlen) = p.async_evd {
             if qlen <= 0 {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::AsyncEvdQlen));
             }
         }
         let (dev, address) = transport::open(&p.device)?;
@@ -252,7 +252,7 @@ impl Ia {
         let supplied = match p.async_evd {
             AsyncRequest::Create(qlen) => {
                 if qlen <= 0 {
-                    return Err(DatError::arg(2));
+                    return Err(DatError::invalid(Input::AsyncEvdQlen));
                 }
                 if qlen > limits.max_evd_qlen {
                     return Err(DatError::resources(Sub::ResourceTevd));
@@ -416,7 +416,7 @@ impl Ia {
             }
             self.dev
                 .check_local(ctx, va, len, Access::NONE, None)
-                .map_err(|_| DatError::arg(2))?;
+                .map_err(|_| DatError::invalid(Input::LocalSegments))?;
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         Ok(())

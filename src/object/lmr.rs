@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::attr::{
     MEM_TYPE_LMR, MEM_TYPE_SHARED_VIRTUAL, MEM_TYPE_SO_VIRTUAL, MEM_TYPE_VIRTUAL,
@@ -117,7 +117,7 @@ impl Lmr {
             req.mem_type,
             MEM_TYPE_VIRTUAL | MEM_TYPE_LMR | MEM_TYPE_SHARED_VIRTUAL | MEM_TYPE_SO_VIRTUAL
         ) {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::MemType));
         }
         let pz = crate::object::pz::lookup(req.pz.addr())?;
         ia::same_ia(&pz.ia, ia, Sub::HandlePz)?;
@@ -129,7 +129,7 @@ impl Lmr {
             }
             (MEM_TYPE_SHARED_VIRTUAL, Region::Shared { va, cookie_ptr, .. }) => {
                 if va == 0 || cookie_ptr == 0 {
-                    return Err(DatError::arg(3));
+                    return Err(DatError::invalid(Input::RegionDescription));
                 }
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
@@ -141,7 +141,7 @@ impl Lmr {
             }
             (MEM_TYPE_VIRTUAL | MEM_TYPE_SO_VIRTUAL, Region::Va(va)) => {
                 if va == 0 {
-                    return Err(DatError::arg(3));
+                    return Err(DatError::invalid(Input::RegionDescription));
                 }
                 check_range(ia, va, req.length)?;
                 check_privileges(req.privileges)?;
@@ -241,14 +241,16 @@ impl Lmr {
 
 fn check_range(ia: &Ia, va: u64, len: u64) -> Result<()> {
     if len == 0 {
-        return Err(DatError::arg(4));
+        return Err(DatError::invalid(Input::Length));
     }
-    let last = va.checked_add(len - 1).ok_or(DatError::arg(4))?;
+    let last = va
+        .checked_add(len - 1)
+        .ok_or(DatError::invalid(Input::Length))?;
     if len > ia.limits.max_lmr_block_size {
         return Err(DatError::resources(Sub::ResourceMemoryRegion));
     }
     if last > ia.limits.max_lmr_virtual_address {
-        return Err(DatError::arg(4));
+        return Err(DatError::invalid(Input::Length));
     }
     Ok(())
 }
@@ -268,7 +270,7 @@ fn register_error(e: DeviceError) -> DatError {
 
 fn check_privileges(p: u32) -> Result<()> {
     if p & !PRIV_ACCEPTED != 0 {
-        Err(DatError::arg(6))
+        Err(DatError::invalid(Input::Privileges))
     } else {
         Ok(())
     }

@@ -6,12 +6,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::error::Type;
 use crate::error::{DatError, Result, Sub};
+use crate::error::{Input, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia;
 use crate::object::ia::Ia;
-use crate::object::lmr::{PRIV_LOCAL_WRITE, PRIV_REMOTE_READ, PRIV_REMOTE_WRITE};
+use crate::object::lmr::{
+    PRIV_LOCAL_READ, PRIV_LOCAL_WRITE, PRIV_REMOTE_READ, PRIV_REMOTE_WRITE, PRIV_RO_DISABLE,
+};
 use crate::object::segment::Segment;
 use crate::object::{lock, lock_anyway, Lmr, Object, Pz};
 use crate::transport::api::{Access, DeviceError, PdId, WindowId};
@@ -154,13 +156,19 @@ impl Rmr {
         flags: u32,
     ) -> Result<u32> {
         ia::same_ia(ep.ia(), &self.ia, Sub::HandleEp)?;
+        // The local bits and RO_DISABLE are accepted and ignored.
+        let defined = PRIV_LOCAL_READ | PRIV_REMOTE_READ | PRIV_LOCAL_WRITE | PRIV_REMOTE_WRITE;
+        if mem_priv & !(defined | PRIV_RO_DISABLE) != 0 {
+            return Err(DatError::invalid(Input::MemPriv));
+        }
         let unbind = seg.len == 0;
         let (lmr, access) = if unbind {
             (None, Access::NONE)
         } else {
-            let lmr = Lmr::of_context(&self.ia, seg.lmr_context).ok_or(DatError::arg(2))?;
+            let lmr = Lmr::of_context(&self.ia, seg.lmr_context)
+                .ok_or(DatError::invalid(Input::LmrTriplet))?;
             if !lmr.contains(seg.addr, seg.len) {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::LmrTriplet));
             }
             let mut access = Access::NONE;
             if mem_priv & PRIV_REMOTE_READ != 0 {

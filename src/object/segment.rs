@@ -1,7 +1,7 @@
 //! The segments a post names (`DAT_LMR_TRIPLET`, `DAT_RMR_TRIPLET`) and the
 //! scatter/gather list made of them, shared by EP and SRQ posts.
 
-use crate::error::{DatError, Result, Type};
+use crate::error::{DatError, Input, Result, Type};
 use crate::transport::api::{KeyFault, Sge};
 
 /// One local segment (`DAT_LMR_TRIPLET`).
@@ -25,11 +25,11 @@ pub const MAX_IOV: usize = 8;
 
 /// §3.7 step 6: unknown context or missing right → privileges; another PZ
 /// → protection; outside the LMR → invalid parameter.
-pub fn key_fault(f: KeyFault, argn: u32) -> DatError {
+pub fn key_fault(f: KeyFault, input: Input) -> DatError {
     match f {
         KeyFault::Key | KeyFault::Rights => DatError::of(Type::PrivilegesViolation),
         KeyFault::Domain => DatError::of(Type::ProtectionViolation),
-        KeyFault::Bounds => DatError::arg(argn),
+        KeyFault::Bounds => DatError::invalid(input),
     }
 }
 
@@ -42,7 +42,9 @@ pub(crate) fn sgl(iov: &[Segment], buf: &mut [Sge; MAX_IOV]) -> Result<(usize, u
         if s.len == 0 {
             continue;
         }
-        let slot = buf.get_mut(n).ok_or(DatError::of(Type::InvalidParameter))?;
+        let slot = buf
+            .get_mut(n)
+            .ok_or(DatError::invalid(Input::NumSegments))?;
         *slot = Sge {
             addr: s.addr,
             len: s.len,
@@ -51,7 +53,7 @@ pub(crate) fn sgl(iov: &[Segment], buf: &mut [Sge; MAX_IOV]) -> Result<(usize, u
         n += 1;
         total = total
             .checked_add(s.len)
-            .ok_or(DatError::of(Type::InvalidParameter))?;
+            .ok_or(DatError::invalid(Input::LocalIov))?;
     }
     Ok((n, total))
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::*;
-use crate::error::{DatError, Type};
+use crate::error::{DatError, Input, Type};
 use crate::transport::api::{
     Access, CmHandler, CompletionQueue, Device, DeviceError, KeyFault, Listener, MemoryRegion,
     PdId, QpConfig, QueuePair,
@@ -187,6 +187,9 @@ fn lmr_contexts_and_sync_checks_come_from_the_device() {
     ia.sync_segments([seg].into_iter()).expect("sync");
     lmr.free().expect("lmr free");
     assert_eq!(dev.lkey.load(Ordering::Relaxed), 0, "deregistered");
-    assert_eq!(ia.sync_segments([seg].into_iter()), Err(DatError::arg(2)));
+    assert_eq!(
+        ia.sync_segments([seg].into_iter()),
+        Err(DatError::invalid(Input::LocalSegments))
+    );
     ia.close(false).expect("close");
 }

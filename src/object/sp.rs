@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ep::{self, Ep, NON_PEER_MARK};
 use crate::object::event::{self, Event, EventData};
@@ -201,11 +201,11 @@ impl Sp {
         any: bool,
     ) -> Result<(Arc<Sp>, u64)> {
         if flags & !PSP_PROVIDER != 0 {
-            return Err(DatError::arg(4));
+            return Err(DatError::invalid(Input::PspFlags));
         }
         // Qualifier 0 is "any": only dat_psp_create_any asks for it.
         if !any && ia.dev.port_of_service(qual) == 0 {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::ConnQual));
         }
         let q = if any { 0 } else { qual };
         Self::create(
@@ -224,7 +224,7 @@ impl Sp {
         let e = ep::lookup(ep.addr())?;
         ia::same_ia(&e.ia, ia, Sub::HandleEp)?;
         if ia.dev.port_of_service(qual) == 0 {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::ConnQual));
         }
         Self::create(ia, qual, evd, SpKind::Rsp, Some(e.arc())).map(|(s, _)| s)
     }
@@ -483,7 +483,7 @@ impl Cr {
     pub fn accept(&self, ep: Handle, private_data: &[u8]) -> Result<()> {
         let max = usize::try_from(self.ia.provider_attributes.max_private_data_size).unwrap_or(0);
         if private_data.len() > max {
-            return Err(DatError::arg(3));
+            return Err(DatError::invalid(Input::PrivateDataSize));
         }
         let (ep, own) = match (&self.ep, ep.is_null()) {
             (Some(own), true) => (own.clone(), true),
@@ -555,7 +555,7 @@ impl Cr {
             })
         };
         let Some(target) = target else {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::Handoff));
         };
         if !target.evd.has_room() {
             return Err(DatError::resources(Sub::None));

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::{self, Ia};
 use crate::object::segment::{key_fault, sgl, Segment, MAX_IOV};
@@ -68,21 +68,21 @@ impl Srq {
             return Err(DatError::of(Type::ModelNotSupported));
         }
         if max_recv_dtos <= 0 || max_recv_dtos > ia.limits.max_recv_per_srq {
-            return Err(DatError::arg(3));
+            return Err(DatError::invalid(Input::SrqAttr));
         }
         if max_recv_iov <= 0 || max_recv_iov > ia.limits.max_iov_segments_per_dto {
-            return Err(DatError::arg(3));
+            return Err(DatError::invalid(Input::SrqAttr));
         }
         if low_watermark != 0 {
-            return Err(DatError::arg(3));
+            return Err(DatError::invalid(Input::SrqAttr));
         }
         let mut st = ia.live_state()?;
         st.check_limit(HandleType::Srq, ia.limits.max_srqs, Sub::ResourceSrq)?;
         if !handle::is_live(pz.handle) {
             return Err(DatError::handle(Sub::HandlePz));
         }
-        let depth = u32::try_from(max_recv_dtos).map_err(|_| DatError::arg(3))?;
-        let sge = u32::try_from(max_recv_iov).map_err(|_| DatError::arg(3))?;
+        let depth = u32::try_from(max_recv_dtos).map_err(|_| DatError::invalid(Input::SrqAttr))?;
+        let sge = u32::try_from(max_recv_iov).map_err(|_| DatError::invalid(Input::SrqAttr))?;
         let srq = ia
             .dev
             .create_srq(crate::transport::api::PdId(pz.key_id()), depth, sge)
@@ -143,7 +143,7 @@ impl Srq {
             s.max_recv_dtos
         };
         if iov.len() > usize::try_from(self.max_recv_iov).unwrap_or(0) {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::NumSegments));
         }
         let mut buf = [Sge {
             addr: 0,
@@ -167,8 +167,8 @@ impl Srq {
                 self.release();
                 Err(match e {
                     PostError::QueueFull => DatError::resources(Sub::None),
-                    PostError::Protection(f) => key_fault(f, 2),
-                    _ => DatError::arg(2),
+                    PostError::Protection(f) => key_fault(f, Input::LocalIov),
+                    _ => DatError::invalid(Input::NumSegments),
                 })
             }
         }
@@ -177,7 +177,7 @@ impl Srq {
     /// `dat_srq_query`.
     pub fn query(&self, mask: u64) -> Result<SrqParams> {
         if mask & !SRQ_FIELD_ALL != 0 {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::SrqParamMask));
         }
         let s = self.live()?;
         Ok(SrqParams {
@@ -196,12 +196,12 @@ impl Srq {
     pub fn resize(&self, n: i32) -> Result<()> {
         let mut s = self.live()?;
         if n <= 0 || n > self.ia.limits.max_recv_per_srq {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::SrqMaxRecvDto));
         }
         if n < self.outstanding.load(Ordering::Acquire) {
             return Err(ia::invalid_state());
         }
-        let depth = u32::try_from(n).map_err(|_| DatError::arg(2))?;
+        let depth = u32::try_from(n).map_err(|_| DatError::invalid(Input::SrqMaxRecvDto))?;
         if depth > self.srq.depth() {
             self.srq
                 .resize(depth)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::error::{DatError, Sub, Type};
+use crate::error::{DatError, Input, Sub, Type};
 use crate::handle::{self, Handle};
 use crate::transport::DeviceConfig;
 use crate::wait::Held;
@@ -64,7 +64,7 @@ fn open_with_qlen_0_is_arg2() {
         },
         None,
     );
-    assert_eq!(r.err(), Some(DatError::arg(2)));
+    assert_eq!(r.err(), Some(DatError::invalid(Input::AsyncEvdQlen)));
 }
 
 #[test]
@@ -77,7 +77,10 @@ fn wait_needs_threshold_and_timeout_dequeues_nothing() {
         evd.wait(0, 3, &Held::nothing()),
         Ok(WaitOutcome::Timeout(2))
     );
-    assert_eq!(evd.wait(0, 5, &Held::nothing()), Err(DatError::arg(3)));
+    assert_eq!(
+        evd.wait(0, 5, &Held::nothing()),
+        Err(DatError::invalid(Input::Threshold))
+    );
     match evd.wait(0, 2, &Held::nothing()) {
         Ok(WaitOutcome::Event(e, 1)) => assert_eq!(e.data, EventData::Software { pointer: 1 }),
         other => panic!("unexpected {other:?}"),
@@ -220,14 +223,14 @@ fn lmr_contexts_and_sync_validation() {
     );
     assert_eq!(
         ia.sync_segments([(a.lmr_context, va, 4097)].into_iter()),
-        Err(DatError::arg(2))
+        Err(DatError::invalid(Input::LocalSegments))
     );
     assert_eq!(ia.sync_segments([(0xffff, 0, 0)].into_iter()), Ok(()));
     assert_eq!(pz.free(), Err(DatError::state(Sub::PzInUse)));
     a.free().expect("free");
     assert_eq!(
         ia.sync_segments([(a.lmr_context, va, 1)].into_iter()),
-        Err(DatError::arg(2))
+        Err(DatError::invalid(Input::LocalSegments))
     );
     b.free().expect("free");
     pz.free().expect("pz free");
@@ -266,7 +269,7 @@ fn lmr_from_lmr_outlives_its_base() {
     base.free().expect("free base");
     assert_eq!(
         ia.sync_segments([(base.lmr_context, va, 1)].into_iter()),
-        Err(DatError::arg(2)),
+        Err(DatError::invalid(Input::LocalSegments)),
         "the base's context died with it"
     );
     assert_eq!(

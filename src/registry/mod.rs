@@ -39,7 +39,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
 
-use crate::error::{DatError, Result, Type};
+use crate::error::{DatError, Input, Result, Type};
 use crate::sync::lock_anyway as lock;
 use crate::transport::{DeviceConfig, TransportKind};
 
@@ -335,7 +335,7 @@ impl Registry {
         let i = dr
             .iter()
             .position(|e| &e.key == key)
-            .ok_or(DatError::arg(2))?;
+            .ok_or(DatError::invalid(Input::ProviderInfo))?;
         if dr[i].count > 0 {
             return Err(DatError::of(Type::ProviderInUse));
         }
@@ -507,7 +507,7 @@ mod tests {
         assert_eq!(r.remove_provider(&key("tcp0", 2, false)), Ok(()));
         assert_eq!(
             r.remove_provider(&key("tcp0", 2, false)),
-            Err(DatError::arg(2))
+            Err(DatError::invalid(Input::ProviderInfo))
         );
     }
 

@@ -491,14 +491,6 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
             )?;
             let (remote, qual) = dup.connected_peer()?;
             ep.connect(remote, qual, timeout, &pd[..n], qos, 0)
-                .map_err(|e| {
-                    // Argument positions differ from dat_ep_connect's.
-                    if e.type_bits() == Type::InvalidParameter as u32 {
-                        DatError::of(Type::InvalidParameter)
-                    } else {
-                        e
-                    }
-                })
         }
     )
 }

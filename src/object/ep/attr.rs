@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::Handle;
 use crate::object::attr::{COMPLETION_EVD_THRESHOLD, COMPLETION_SUPPRESS, COMPLETION_UNSIGNALLED};
 use crate::object::ia::Ia;
@@ -109,9 +109,9 @@ impl Ep {
     }
 
     /// Checks attribute values against the IA's limits.
-    pub(super) fn check_attr(ia: &Ia, a: &EpAttr, with_srq: bool, argn: u32) -> Result<()> {
+    pub(super) fn check_attr(ia: &Ia, a: &EpAttr, with_srq: bool, input: Input) -> Result<()> {
         let l = &ia.limits;
-        let bad = DatError::arg(argn);
+        let bad = DatError::invalid(input);
         if a.service_type != SERVICE_TYPE_RC {
             return Err(bad);
         }
@@ -196,7 +196,7 @@ impl Ep {
     pub fn modify(&self, mask: u64, p: &EpParam) -> Result<()> {
         use field::*;
         if mask & !ALL != 0 {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::EpParamMask));
         }
         if mask
             & (IA_HANDLE
@@ -209,7 +209,7 @@ impl Ep {
                 | SRQ_SOFT_HW)
             != 0
         {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::EpParamMask));
         }
         if mask == 0 {
             drop(self.inner()?);
@@ -246,7 +246,7 @@ impl Ep {
         };
         let role = |bit: u64, h: Handle, cur: &Option<Arc<dyn EpEvd>>, need: u32, sub: Sub| {
             if mask & bit != 0 {
-                evd_for_role(ia, h.addr(), need, sub).map_err(|_| DatError::arg(3))
+                evd_for_role(ia, h.addr(), need, sub).map_err(|_| DatError::invalid(Input::EpParam))
             } else {
                 Ok(cur.clone())
             }
@@ -318,12 +318,12 @@ impl Ep {
             a.max_rdma_write_iov = n.max_rdma_write_iov;
         }
         if set(NUM_TRANSPORT_ATTR) && n.num_transport_attr != 0 {
-            return Err(DatError::arg(3));
+            return Err(DatError::invalid(Input::EpParam));
         }
         if set(NUM_PROVIDER_ATTR) && n.num_provider_attr != 0 {
-            return Err(DatError::arg(3));
+            return Err(DatError::invalid(Input::EpParam));
         }
-        Self::check_attr(ia, &a, i.srq.is_some(), 3)?;
+        Self::check_attr(ia, &a, i.srq.is_some(), Input::EpParam)?;
         if set(RECV_COMPLETION_FLAGS) || set(RECV_EVD) || set(REQUEST_EVD) || set(CONNECT_EVD) {
             // Judge sharing without this EP's own current streams.
             self.clear_stream_flags(&i);

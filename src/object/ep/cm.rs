@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::Handle;
 use crate::object::event::{self, Event, EventData};
 use crate::object::lock_anyway;
@@ -36,13 +36,13 @@ impl Ep {
         flags: u32,
     ) -> Result<()> {
         if timeout_us == 0 {
-            return Err(DatError::arg(4));
+            return Err(DatError::invalid(Input::Timeout));
         }
         if qos & !QOS_DEFINED != 0 {
-            return Err(DatError::arg(7));
+            return Err(DatError::invalid(Input::Qos));
         }
         if flags & !CONNECT_MULTIPATH != 0 {
-            return Err(DatError::arg(8));
+            return Err(DatError::invalid(Input::ConnectFlags));
         }
         if qos != QOS_BEST_EFFORT || flags & CONNECT_MULTIPATH != 0 {
             return Err(DatError::of(Type::ModelNotSupported));
@@ -98,7 +98,7 @@ impl Ep {
     /// `dat_ep_disconnect`.
     pub fn disconnect(&self, flags: u32) -> Result<()> {
         if flags & !CLOSE_GRACEFUL != 0 {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::CloseFlags));
         }
         let graceful = flags & CLOSE_GRACEFUL != 0;
         let (qp, abort_evd) = {

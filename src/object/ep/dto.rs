@@ -8,7 +8,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle};
 use crate::object::attr::{
     COMPLETION_BARRIER_FENCE, COMPLETION_SOLICITED_WAIT, COMPLETION_SUPPRESS,
@@ -69,11 +69,11 @@ pub fn dto_status(s: WcStatus) -> u32 {
 }
 
 /// The post error of a transport refusal.
-fn post_error(e: PostError, argn: u32) -> DatError {
+fn post_error(e: PostError, input: Input) -> DatError {
     match e {
         PostError::QueueFull => DatError::resources(Sub::None),
-        PostError::TooManySge | PostError::Length => DatError::arg(argn),
-        PostError::Protection(f) => key_fault(f, argn),
+        PostError::TooManySge | PostError::Length => DatError::invalid(input),
+        PostError::Protection(f) => key_fault(f, input),
         PostError::Unsupported => DatError::of(Type::ModelNotSupported),
         PostError::State => DatError::of(Type::InvalidState),
     }
@@ -251,17 +251,13 @@ impl Ep {
         if state != EpState::Connected && state != EpState::Disconnected {
             return Err(state_error(state));
         }
-        let flags_arg = match req {
-            Request::Send => 4,
-            _ => 5,
-        };
         if flags & !POST_FLAGS != 0 {
-            return Err(DatError::arg(flags_arg));
+            return Err(DatError::invalid(Input::CompletionFlags));
         }
         if flags & COMPLETION_UNSIGNALLED != 0
             && attr.request_completion_flags & COMPLETION_UNSIGNALLED == 0
         {
-            return Err(DatError::arg(flags_arg));
+            return Err(DatError::invalid(Input::CompletionFlags));
         }
         let max_iov = match req {
             Request::Send => attr.max_request_iov,
@@ -269,7 +265,7 @@ impl Ep {
             Request::Read(_) => attr.max_rdma_read_iov.max(1),
         };
         if iov.len() > usize::try_from(max_iov).unwrap_or(0) {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::NumSegments));
         }
         let mut buf = [Sge {
             addr: 0,
@@ -280,7 +276,7 @@ impl Ep {
         let op = match req {
             Request::Send => {
                 if total > attr.max_message_size {
-                    return Err(DatError::arg(2));
+                    return Err(DatError::invalid(Input::LocalIov));
                 }
                 SendOp::Send {
                     solicited: flags & COMPLETION_SOLICITED_WAIT != 0,
@@ -288,7 +284,7 @@ impl Ep {
             }
             Request::Write(r) => {
                 if total > attr.max_rdma_size {
-                    return Err(DatError::arg(2));
+                    return Err(DatError::invalid(Input::LocalIov));
                 }
                 if total > r.len {
                     return Err(DatError::of(Type::LengthError));
@@ -304,7 +300,7 @@ impl Ep {
                     return Err(DatError::resources(Sub::None));
                 }
                 if r.len > attr.max_rdma_size {
-                    return Err(DatError::arg(4));
+                    return Err(DatError::invalid(Input::RemoteIov));
                 }
                 if total < r.len {
                     return Err(DatError::of(Type::LengthError));
@@ -421,7 +417,7 @@ impl Ep {
                 return self.flush_now(queue, cookie, rmr);
             }
         }
-        Err(post_error(e, 2))
+        Err(post_error(e, Input::LocalIov))
     }
 
     /// What a post needs of the EP's configuration, under one short lock.
@@ -440,7 +436,7 @@ impl Ep {
             self.ia
                 .dev
                 .check_local(s.lkey, s.addr, s.len, need, pz.map(PdId))
-                .map_err(|f| key_fault(f, 2))?;
+                .map_err(|f| key_fault(f, Input::LocalIov))?;
         }
         Ok(())
     }
@@ -489,15 +485,15 @@ impl Ep {
             || flags & (COMPLETION_SUPPRESS | COMPLETION_BARRIER_FENCE | COMPLETION_SOLICITED_WAIT)
                 != 0
         {
-            return Err(DatError::arg(4));
+            return Err(DatError::invalid(Input::CompletionFlags));
         }
         if flags & COMPLETION_UNSIGNALLED != 0
             && attr.recv_completion_flags & COMPLETION_UNSIGNALLED == 0
         {
-            return Err(DatError::arg(4));
+            return Err(DatError::invalid(Input::CompletionFlags));
         }
         if iov.len() > usize::try_from(attr.max_recv_iov).unwrap_or(0) {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::NumSegments));
         }
         let mut buf = [Sge {
             addr: 0,
@@ -553,12 +549,12 @@ impl BindQueue for Ep {
             return Err(state_error(state));
         }
         if flags & !POST_FLAGS != 0 || flags & COMPLETION_SOLICITED_WAIT != 0 {
-            return Err(DatError::arg(6));
+            return Err(DatError::invalid(Input::CompletionFlags));
         }
         if flags & COMPLETION_UNSIGNALLED != 0
             && attr.request_completion_flags & COMPLETION_UNSIGNALLED == 0
         {
-            return Err(DatError::arg(6));
+            return Err(DatError::invalid(Input::CompletionFlags));
         }
         if pz != Some(rmr.pz.key_id()) {
             return Err(DatError::of(Type::ProtectionViolation));

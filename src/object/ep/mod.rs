@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use crate::error::{DatError, Result, Sub, Type};
+use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::event::Event;
 use crate::object::ia::{self, Ia};
@@ -249,7 +249,6 @@ fn device_error(e: DeviceError) -> DatError {
 impl Ep {
     /// `dat_ep_create` / `dat_ep_create_with_srq`.
     pub fn create(ia: &Arc<Ia>, args: EpArgs) -> Result<Arc<Ep>> {
-        let attr_arg = if args.with_srq { 7 } else { 6 };
         let pz = crate::object::pz_for(ia, args.pz.addr(), !args.with_srq)?;
         let recv = evd_for_role(ia, args.recv_evd.addr(), EVD_DTO_FLAG, Sub::HandleEvdRecv)?;
         let req = evd_for_role(
@@ -272,11 +271,11 @@ impl Ep {
             None
         };
         if args.with_srq && args.attr.is_none() {
-            return Err(DatError::arg(attr_arg));
+            return Err(DatError::invalid(Input::EpAttributes));
         }
         if let (Some(s), Some(p)) = (&srq, &pz) {
             if s.pz.handle != p.handle && !ia.provider_attributes.srq_ep_pz_difference_supported {
-                return Err(DatError::arg(2));
+                return Err(DatError::invalid(Input::PzHandle));
             }
         }
         let mut attr = args.attr.unwrap_or_else(|| Self::default_attr(ia));
@@ -284,13 +283,13 @@ impl Ep {
             // Ignored for an SRQ EP (§4.2): the SRQ's own limit applies.
             attr.max_recv_iov = ia.limits.max_iov_segments_per_dto;
         }
-        Self::check_attr(ia, &attr, srq.is_some(), attr_arg)?;
+        Self::check_attr(ia, &attr, srq.is_some(), Input::EpAttributes)?;
         if args.attr.is_some() {
             if attr.max_recv_dtos > 0 && recv.is_none() && srq.is_none() {
-                return Err(DatError::arg(attr_arg));
+                return Err(DatError::invalid(Input::EpAttributes));
             }
             if attr.max_request_dtos > 0 && req.is_none() {
-                return Err(DatError::arg(attr_arg));
+                return Err(DatError::invalid(Input::EpAttributes));
             }
         }
         Self::check_sharing(
@@ -479,7 +478,7 @@ impl Ep {
     /// `dat_ep_query`.
     pub fn query(&self, mask: u64) -> Result<EpParam> {
         if mask & !field::ALL != 0 {
-            return Err(DatError::arg(2));
+            return Err(DatError::invalid(Input::EpParamMask));
         }
         let i = self.inner()?;
         let remote_addr = if i.remote.is_some() {
