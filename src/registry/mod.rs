@@ -338,8 +338,8 @@ impl Registry {
         true
     }
 
-    /// True if some DR entry has this `DAT_PROVIDER *` (used to accept
-    /// foreign handles). Takes no lock: reads the current snapshot.
+    /// True if some DR entry has this `DAT_PROVIDER *` (checked before a
+    /// foreign handle is accepted). Takes no lock: reads the current snapshot.
     pub fn knows_provider(&self, provider: usize) -> bool {
         self.tables.load().binary_search(&provider).is_ok()
     }
