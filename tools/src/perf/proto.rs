@@ -1,22 +1,8 @@
-//! What the two dat-perf processes say to each other.
-//!
-//! * The connection request's private data carries the client's
-//!   [`Params`] and its buffer (RMR context, address, length): 56 bytes.
-//!   The buffer's region holds a flag page beyond its two halves
-//!   (`flag_off`): the client RDMA-Writes the end of a batch there for a
-//!   server that makes no library call during it (`--peer compute`).
-//! * The server accepts with a [`Hello`] in the accept's private data: its
-//!   buffer, its TCP baseline port and inbound RDMA Read credits, or
-//!   "mismatched parameters" with the reason as text (DAT 1.2's
-//!   `dat_cr_reject` carries no private data, so a refusal is an accepted
-//!   connection that says why and is then closed).
-//! * Then 64-byte control messages ([`Ctl`]) as Sends on the same
-//!   connection: per batch of iterations BEGIN → READY, the data phase,
-//!   END → RESULT; FINISH → BYE at the end. Receives for control messages
-//!   are posted so that, on the ordered connection, a control message
-//!   always lands in a control receive (see `engine`).
-//!
-//! All integers are big-endian.
+//! What the two dat-perf processes say to each other: the client's
+//! [`Params`] and buffer in the connection request's private data, the
+//! server's [`Hello`] in the accept's, then 64-byte control messages
+//! ([`Ctl`]) as Sends on the same connection. All integers are big-endian.
+//! The exchange is described in docs/tools.md, "How dat-perf runs a test".
 
 use clap::ValueEnum;
 use serde::Serialize;

@@ -1,17 +1,7 @@
 //! The `--baseline tcp` side: the same patterns over plain TCP sockets
-//! between the same two processes (the server listens on an ephemeral port
-//! of its IA's address and says which in its accept's private data).
-//!
-//! * send/write --lat: ping-pong of `size` bytes each way.
-//! * read --lat: an 8-byte request, a `size`-byte answer.
-//! * send/write --bw: a one-way stream of `count` messages to the server,
-//!   then a 1-byte acknowledgement.
-//! * read --bw: a one-way stream from the server (started by a 1-byte go).
-//! * conn: connect, an 8-byte round trip, close.
-//!
-//! With `--wait poll` the sockets are non-blocking and spun on (as the DAT
-//! side spins on its EVD); otherwise they block. Every call has the run's
-//! timeout.
+//! between the same two processes, spun on for `--wait poll|mem` and
+//! blocking otherwise, every call within the run's timeout. The pattern per
+//! test is in docs/tools.md, "How dat-perf runs a test".
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,28 +1,11 @@
-//! The two sides of a run over DAT.
+//! The two sides of a run over DAT: each has one endpoint, one DTO EVD for
+//! both directions (with a CNO for `--wait cno`), a connection EVD, a data
+//! region and a control region. The client drives batches framed by
+//! BEGIN → READY and END → RESULT.
 //!
-//! Each side has one endpoint, one DTO EVD for both directions (with a CNO
-//! for `--wait cno`), a connection EVD, and two registered regions: the
-//! data region (sources, then destinations: `pool` bytes each, cut into
-//! slots of the message size) and a small control region (control
-//! messages, the 8-byte messages of the connection test).
-//!
-//! The client drives: for every size, batches of iterations (small enough
-//! that every wait of the passive side ends within the timeout, and at most
-//! one pass over the slots when the target checks what it received or
-//! holds what is read), each framed by BEGIN → READY and END → RESULT.
-//! Receive discipline on the ordered connection: the server keeps exactly
-//! one control receive posted while idle; in a send test it posts the next
-//! control receive only after the batch's last data receive, and the
-//! client sends END only after its last message completed; the client
-//! posts a control receive before each control message that has an answer.
-//!
-//! `--wait mem`: the receiver of the data polls the last byte of its buffer
-//! (`poll_mem`: volatile loads, no library call) for the iteration's tag,
-//! then calls the library (the completion that goes with the message, its
-//! own request completions). A buffer's last byte is cleared before the
-//! buffer is posted or handed to the peer again. `--peer compute`: the
-//! target of reads (and of write streams) computes during a batch until
-//! the client's end flag (an 8-byte RDMA Write into its flag page) lands.
+//! Invariant: on the ordered connection every control message lands in a
+//! control receive (the posting discipline is in docs/tools.md, "How
+//! dat-perf runs a test", with `--wait mem` and `--peer compute`).
 
 use std::cell::Cell;
 use std::net::{SocketAddr, TcpListener};
