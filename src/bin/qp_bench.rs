@@ -173,10 +173,12 @@ impl DevicePair {
             .accept(id, &*qb, b"")
             .map_err(|e| format!("accept: {e:?}"))?;
         self.spin("established (active)", || {
-            self.ra.take(Some(qa.num()), |e| e == ConnEvent::Established)
+            self.ra
+                .take(Some(qa.num()), |e| e == ConnEvent::Established)
         })?;
         self.spin("established (passive)", || {
-            self.rb.take(Some(qb.num()), |e| e == ConnEvent::Established)
+            self.rb
+                .take(Some(qb.num()), |e| e == ConnEvent::Established)
         })?;
         Ok((qa, qb))
     }
