@@ -273,8 +273,8 @@ pub fn wait_phased<R>(
             }
             let left = sleep.deadline.map(|d| d - now);
             match park(sleeper.as_deref(), sleep.fd, left, held) {
-                Park::Interrupted => break Err(Wake::Interrupted),
-                Park::Other => {}
+                SleepEnd::Interrupted => break Err(Wake::Interrupted),
+                SleepEnd::Other => {}
             }
         };
         if let Some(s) = &sleeper {
@@ -288,7 +288,8 @@ pub fn wait_phased<R>(
     }
 }
 
-enum Park {
+/// How one sleep ([`park`]) ended.
+enum SleepEnd {
     Interrupted,
     Other,
 }
@@ -300,15 +301,15 @@ fn park(
     extra: Option<BorrowedFd<'_>>,
     left: Option<Duration>,
     held: &Held,
-) -> Park {
+) -> SleepEnd {
     let mask = held.saved;
     let Some(s) = sleeper else {
         // No descriptors could be had: sleep in short slices.
         let slice = Duration::from_micros(200);
         let ts = TimeSpec::from_duration(left.map_or(slice, |l| l.min(slice)));
         return match ppoll(&mut [], Some(ts), mask) {
-            Err(nix::errno::Errno::EINTR) => Park::Interrupted,
-            _ => Park::Other,
+            Err(nix::errno::Errno::EINTR) => SleepEnd::Interrupted,
+            _ => SleepEnd::Other,
         };
     };
     if let Some(l) = left {
@@ -329,8 +330,8 @@ fn park(
         s.parker.drain();
     }
     match r {
-        Err(nix::errno::Errno::EINTR) => Park::Interrupted,
-        _ => Park::Other,
+        Err(nix::errno::Errno::EINTR) => SleepEnd::Interrupted,
+        _ => SleepEnd::Other,
     }
 }
 
