@@ -36,9 +36,10 @@ pub enum Test {
     Idle,
 }
 
+/// What a run measures: ping-pong latency (`--lat`) or bandwidth (`--bw`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub enum Metric {
     Lat,
     Bw,
 }
@@ -119,7 +120,7 @@ pub enum Amount {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Params {
     pub test: Test,
-    pub mode: Mode,
+    pub mode: Metric,
     pub sizes: Sizes,
     pub amount: Amount,
     pub depth: u32,
@@ -185,8 +186,8 @@ impl Params {
         put16(&mut b, 4, VERSION);
         b[6] = test_code(self.test);
         b[7] = match self.mode {
-            Mode::Lat => 1,
-            Mode::Bw => 2,
+            Metric::Lat => 1,
+            Metric::Bw => 2,
         };
         b[8] = match self.wait {
             Wait::Poll => 1,
@@ -257,8 +258,8 @@ impl Params {
             x => return Err(format!("unknown test {x}")),
         };
         let mode = match b[7] {
-            1 => Mode::Lat,
-            2 => Mode::Bw,
+            1 => Metric::Lat,
+            2 => Metric::Bw,
             x => return Err(format!("unknown mode {x}")),
         };
         let wait = match b[8] {
@@ -343,10 +344,10 @@ fn test_name(t: Test) -> &'static str {
     }
 }
 
-pub fn mode_name(m: Mode) -> &'static str {
+pub fn mode_name(m: Metric) -> &'static str {
     match m {
-        Mode::Lat => "lat",
-        Mode::Bw => "bw",
+        Metric::Lat => "lat",
+        Metric::Bw => "bw",
     }
 }
 
@@ -400,7 +401,7 @@ pub fn size_text(n: u64) -> String {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Explicit {
     pub test: Option<Test>,
-    pub mode: Option<Mode>,
+    pub mode: Option<Metric>,
     pub sizes: Option<Sizes>,
     pub amount: Option<Amount>,
     pub depth: Option<u32>,
@@ -749,7 +750,7 @@ mod tests {
     fn params() -> Params {
         Params {
             test: Test::Write,
-            mode: Mode::Bw,
+            mode: Metric::Bw,
             sizes: Sizes::One(4096),
             amount: Amount::DurationMs(1500),
             depth: 8,

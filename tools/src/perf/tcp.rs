@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use super::proto::{corrupt, corrupt_offset, pattern, Batch, Mismatch, Mode, Params, Test};
+use super::proto::{corrupt, corrupt_offset, pattern, Batch, Metric, Mismatch, Params, Test};
 use super::Error;
 
 /// A TCP connection with the run's waiting style and timeout.
@@ -194,7 +194,7 @@ pub fn client_batch(
     let mut found = None;
     let start = Instant::now();
     match (p.test, p.mode) {
-        (Test::Send | Test::Write, Mode::Lat) => {
+        (Test::Send | Test::Write, Metric::Lat) => {
             for j in 0..count {
                 let i = first + j;
                 if p.verify {
@@ -209,7 +209,7 @@ pub fn client_batch(
                 }
             }
         }
-        (Test::Read, Mode::Lat) => {
+        (Test::Read, Metric::Lat) => {
             for j in 0..count {
                 let i = first + j;
                 let t0 = Instant::now();
@@ -221,7 +221,7 @@ pub fn client_batch(
                 }
             }
         }
-        (Test::Send | Test::Write, Mode::Bw) => {
+        (Test::Send | Test::Write, Metric::Bw) => {
             for j in 0..count {
                 if p.verify {
                     fill(&mut bufs.src[..n], first + j, corrupt_at);
@@ -231,7 +231,7 @@ pub fn client_batch(
             let mut ack = [0u8; 1];
             link.read_exact(&mut ack)?;
         }
-        (Test::Read, Mode::Bw) => {
+        (Test::Read, Metric::Bw) => {
             link.write_all(b"g")?;
             for j in 0..count {
                 link.read_exact(&mut bufs.dst[..n])?;
@@ -258,7 +258,7 @@ pub fn server_batch(
     bufs.ensure(n);
     let mut found = None;
     match (p.test, p.mode) {
-        (Test::Send | Test::Write, Mode::Lat) => {
+        (Test::Send | Test::Write, Metric::Lat) => {
             for j in 0..count {
                 let i = first + j;
                 link.read_exact(&mut bufs.dst[..n])?;
@@ -271,7 +271,7 @@ pub fn server_batch(
                 }
             }
         }
-        (Test::Read, Mode::Lat) => {
+        (Test::Read, Metric::Lat) => {
             let mut req = [0u8; 8];
             for j in 0..count {
                 let i = first + j;
@@ -282,7 +282,7 @@ pub fn server_batch(
                 link.write_all(&bufs.src[..n])?;
             }
         }
-        (Test::Send | Test::Write, Mode::Bw) => {
+        (Test::Send | Test::Write, Metric::Bw) => {
             for j in 0..count {
                 link.read_exact(&mut bufs.dst[..n])?;
                 if p.verify {
@@ -291,7 +291,7 @@ pub fn server_batch(
             }
             link.write_all(b"k")?;
         }
-        (Test::Read, Mode::Bw) => {
+        (Test::Read, Metric::Bw) => {
             let mut go = [0u8; 1];
             link.read_exact(&mut go)?;
             for j in 0..count {
