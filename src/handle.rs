@@ -1,37 +1,13 @@
-//! The handle table.
+//! The handle table (docs/hot-path.md, "Handles").
 //!
-//! A DAT handle is the address of a [`Slot`] in one static arena. The first
-//! word of every slot is the owning provider's `DAT_PROVIDER *`, so the C
-//! macro `DAT_HANDLE_TO_PROVIDER(h)` works on every handle we give out.
-//!
-//! **Validation without shared writes.** The slot's `object` word is the one
-//! source of truth for liveness: it holds the live object's pointer (from
-//! `Arc::into_raw`; objects are 16-byte aligned) with the `DAT_HANDLE_TYPE`
-//! plus one in its low four bits, or 0. (Low bits keep the word a pointer
-//! into the object, so leak checkers still see objects a program never
-//! freed as reachable.)
-//! A lookup is: range and alignment check of the address, one atomic load,
-//! a compare of the tag. Lookups that only need the type or the consumer
-//! context stop there; lookups that use the object also pin the current
-//! epoch (`crossbeam-epoch`, a thread-local operation), which keeps the
-//! object's memory alive until the returned [`Ref`] is dropped. Retiring a
-//! handle swaps the word to 0 and hands the table's reference to the epoch
-//! collector, so an object is freed only after every thread that could have
-//! read its pointer has unpinned. No lookup does an atomic read-modify-write
-//! on memory another thread uses, and none takes a lock.
-//!
-//! The table does not know the object types: anything implementing [`Kind`]
-//! (the object layer's types) can be published under its `DAT_HANDLE_TYPE`.
-//! Objects' destructors run on whichever thread collects the epoch garbage,
-//! so they must not take locks.
-//!
-//! **Slot reuse (ABA) policy.** Slot memory is never freed. Fresh slots are
-//! handed out first; a retired slot goes to the back of a FIFO free list and
-//! is reused only when all [`CAPACITY`] slots have been handed out once, so a
-//! stale handle keeps failing with `DAT_INVALID_HANDLE` until about a million
-//! further objects have been created. After that a stale handle may name a
-//! newer object in a reused slot, as a stale pointer may in any C library;
-//! it never reaches freed memory.
+//! A DAT handle is the address of a [`Slot`] in one static arena; the
+//! slot's first word is the owner's `DAT_PROVIDER *`, so the C macro
+//! `DAT_HANDLE_TO_PROVIDER(h)` works on every handle we give out. The slot's
+//! `object` word (object pointer | type tag, or 0) is the one source of
+//! truth for liveness. Lookups take no lock and do no shared write; objects
+//! are freed through the epoch collector, so a lookup never reaches freed
+//! memory. Slot memory is never freed, and a retired slot is reused only
+//! after all [`CAPACITY`] slots have been handed out once.
 #![allow(unsafe_code)]
 
 use std::collections::VecDeque;
@@ -149,7 +125,8 @@ impl HandleType {
     }
 }
 
-/// An object type that can stand behind a handle.
+/// An object type that can stand behind a handle. Its destructor runs on
+/// whichever thread collects the epoch garbage, so it must not take locks.
 pub trait Kind: Send + Sync + 'static {
     /// Its `DAT_HANDLE_TYPE`.
     const TYPE: HandleType;

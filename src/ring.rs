@@ -67,6 +67,7 @@ impl<T: Copy> SeqRing<T> {
     }
 
     /// Slots written so far (memory in use, in entries).
+    #[cfg(test)]
     pub fn committed(&self) -> usize {
         self.slots.len()
     }
@@ -181,6 +182,7 @@ impl<T: Copy> Fifo<T> {
     }
 
     /// Entries' memory in use.
+    #[cfg(test)]
     pub fn committed(&self) -> usize {
         self.ring.committed()
     }

@@ -1,38 +1,15 @@
-//! Handles of third-party providers (loaded through dat.conf).
+//! Handles of third-party providers (loaded through dat.conf): dispatched
+//! through the `DAT_PROVIDER *` in their first word, as the reference libdat
+//! does, but only if that word can be read without faulting
+//! (`process_vm_readv`, or a private pipe where seccomp refuses it) and
+//! names a registered provider table; anything else is `DAT_INVALID_HANDLE`.
+//! Blocks where that succeeded are cached and read directly until
+//! [`forget_pages`] (docs/hot-path.md, "Third-party providers").
 //!
-//! A handle that is not in our arena is dispatched the way the reference
-//! libdat does it, through the `DAT_PROVIDER *` in its first word, but only
-//! if that word can be read without faulting and names the table of a
-//! registered provider. Anything else is `DAT_INVALID_HANDLE`.
-//!
-//! # Reading the first word
-//!
-//! - **Fault-free read.** The word is copied by the kernel, which reports an
-//!   unreadable address instead of faulting: `process_vm_readv` on our own
-//!   process. Where that syscall is refused (a seccomp filter answering
-//!   EPERM or ENOSYS, or any other failure that is not EFAULT) the first
-//!   such failure switches the process for good to a fallback: `write` the
-//!   word into a private non-blocking pipe and `read` it back (EFAULT from
-//!   `write` means unreadable). The pipe is made on first use, remade in a
-//!   forked child, and used under a mutex; only the fallback takes it.
-//! - **Page cache.** A direct-mapped table of 4 KiB-aligned block addresses
-//!   (4 KiB being the smallest Linux page) remembers blocks on which a
-//!   handle's first word was read successfully *and* named a registered
-//!   provider table. For an 8-byte-aligned handle on a remembered block the
-//!   word is read directly, with no syscall and no lock; the lookup is one
-//!   atomic load (no read-modify-write). The word still has to name a
-//!   registered table, checked against the registry's lock-free snapshot.
-//!
-//! The residual assumption of the cache: memory of a provider that once held
-//! a valid handle stays mapped while that provider is registered and its
-//! library loaded (its objects live in its heap or static data, which a
-//! provider does not unmap under live handles). The registry calls
-//! [`forget_pages`] after every change of its table snapshot and whenever a
-//! provider library is about to be unloaded, before `dlclose`; a block
-//! remembered concurrently with such a change is dropped again (see
-//! [`remember`]). A call racing with the unloading of its own provider is
-//! not protected, as with the reference libdat, which reads every handle
-//! directly.
+//! Residual assumption of the cache: memory of a provider that once held a
+//! valid handle stays mapped while that provider is registered and loaded.
+//! The registry calls [`forget_pages`] after every change of its snapshot
+//! and before every `dlclose`.
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -71,9 +71,11 @@ pub(crate) fn init() {
     });
 }
 
-struct Line(String);
+/// One tracing event formatted as a log line: its message, then its other
+/// fields.
+struct EventLine(String);
 
-impl Visit for Line {
+impl Visit for EventLine {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if field.name() == "message" {
             self.0.push_str(&format!(" {value:?}"));
@@ -101,7 +103,7 @@ impl Subscriber for DatSubscriber {
     fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
     fn event(&self, e: &Event<'_>) {
-        let mut line = Line(format!(
+        let mut line = EventLine(format!(
             "libdat[{}] {} {}:",
             std::process::id(),
             e.metadata().level(),

@@ -1,16 +1,10 @@
-//! Queue-pair-level benchmark of the iWARP device beside raw TCP sockets,
-//! over loopback: ping-pong latency, RDMA Write / Read bandwidth, 64 B
-//! message rate and connection setup rate. Run by `make bench`.
-//!
-//! Each timed pattern runs on a fresh connection with two threads (one per
-//! side), except `procs`: the ping-pong with the passive side in a second
-//! process on one connection of each kind, the shape of `bench_ep`'s
-//! harness (so its rows are the QP level `bench_ep` compares with). Ours
-//! busy-poll their completion queue (`poll` drives the engine;
-//! there is no background thread yet), the raw TCP threads busy-poll
-//! non-blocking sockets. Every pattern first runs one untimed, verified
-//! iteration (data compared byte for byte). Every wait has a deadline; any
-//! error prints a message and exits non-zero.
+//! Queue-pair-level benchmark (`make qp-bench`, part of `make bench`): the
+//! TCP transport's queue pairs beside raw TCP sockets over loopback, in a
+//! busy-polling and a sleeping style: ping-pong latency (also with the
+//! passive side in a second process, `procs`, the harness shape of
+//! `bench_ep`), RDMA Write / Read bandwidth, 64 B message rate and
+//! connection setup rate; `qp_bench lockstep N` counts per round trip.
+//! What each pattern does and the results: docs/benchmarks.md.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -36,24 +30,26 @@ const WINDOW: usize = 8;
 
 // ---------------------------------------------------------------- helpers
 
+/// A connection event as the benchmark cares about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ev {
+enum ConnEvent {
     Request(u64),
     Established,
     Down,
     Failed,
 }
 
+/// The connection events a device reported, in order, by queue pair.
 #[derive(Default)]
-struct Rec(Mutex<Vec<(Option<QpNum>, Ev)>>);
+struct ConnEventLog(Mutex<Vec<(Option<QpNum>, ConnEvent)>>);
 
-impl CmHandler for Rec {
+impl CmHandler for ConnEventLog {
     fn event(&self, qp: Option<QpNum>, ev: CmEvent<'_>) {
         let e = match ev {
-            CmEvent::ConnectRequest { request, .. } => Ev::Request(request),
-            CmEvent::Established { .. } => Ev::Established,
-            CmEvent::Disconnected | CmEvent::Broken => Ev::Down,
-            _ => Ev::Failed,
+            CmEvent::ConnectRequest { request, .. } => ConnEvent::Request(request),
+            CmEvent::Established { .. } => ConnEvent::Established,
+            CmEvent::Disconnected | CmEvent::Broken => ConnEvent::Down,
+            _ => ConnEvent::Failed,
         };
         self.0
             .lock()
@@ -62,32 +58,34 @@ impl CmHandler for Rec {
     }
 }
 
-impl Rec {
+impl ConnEventLog {
     /// Removes and returns the first event for `qp` matching `f`.
-    fn take(&self, qp: Option<QpNum>, f: impl Fn(Ev) -> bool) -> R<Option<Ev>> {
+    fn take(&self, qp: Option<QpNum>, f: impl Fn(ConnEvent) -> bool) -> R<Option<ConnEvent>> {
         let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = v.iter().position(|&(q, e)| q == qp && f(e)) {
             return Ok(Some(v.remove(i).1));
         }
-        if let Some(&(_, e)) = v.iter().find(|&&(q, e)| q == qp && e == Ev::Failed) {
+        if let Some(&(_, e)) = v.iter().find(|&&(q, e)| q == qp && e == ConnEvent::Failed) {
             return Err(format!("connection event {e:?}"));
         }
         Ok(None)
     }
 }
 
-struct Devs {
+/// Two devices of this process, each with its protection domain and event
+/// log, and a listener on the second.
+struct DevicePair {
     a: Arc<IwarpDevice>,
     b: Arc<IwarpDevice>,
     pa: PdId,
     pb: PdId,
-    ra: Arc<Rec>,
-    rb: Arc<Rec>,
+    ra: Arc<ConnEventLog>,
+    rb: Arc<ConnEventLog>,
     listener: Arc<dyn Listener>,
 }
 
-impl Devs {
-    fn open() -> R<Devs> {
+impl DevicePair {
+    fn open() -> R<DevicePair> {
         // QP_BENCH_ACK=local: iWARP's local completion instead of
         // acknowledging Sends and Writes with zero-length reads (what the
         // acknowledgements cost is the difference).
@@ -99,12 +97,12 @@ impl Devs {
         let b = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
         let pa = a.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
         let pb = b.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
-        let ra = Arc::new(Rec::default());
-        let rb = Arc::new(Rec::default());
+        let ra = Arc::new(ConnEventLog::default());
+        let rb = Arc::new(ConnEventLog::default());
         let listener = b
             .listen(0, rb.clone())
             .map_err(|e| format!("listen: {e:?}"))?;
-        Ok(Devs {
+        Ok(DevicePair {
             a,
             b,
             pa,
@@ -134,7 +132,7 @@ impl Devs {
         dev: &Arc<IwarpDevice>,
         pd: PdId,
         cq: &Arc<dyn CompletionQueue>,
-        rec: &Arc<Rec>,
+        rec: &Arc<ConnEventLog>,
     ) -> R<Arc<dyn QueuePair>> {
         dev.create_qp(QpConfig {
             pd,
@@ -166,19 +164,21 @@ impl Devs {
         qa.connect(SocketAddr::new(LO, 0), self.listener.port(), b"", WAIT)
             .map_err(|e| format!("connect: {e:?}"))?;
         let req = self.spin("connection request", || {
-            self.rb.take(None, |e| matches!(e, Ev::Request(_)))
+            self.rb.take(None, |e| matches!(e, ConnEvent::Request(_)))
         })?;
-        let Ev::Request(id) = req else {
+        let ConnEvent::Request(id) = req else {
             return Err("request".into());
         };
         self.b
             .accept(id, &*qb, b"")
             .map_err(|e| format!("accept: {e:?}"))?;
         self.spin("established (active)", || {
-            self.ra.take(Some(qa.num()), |e| e == Ev::Established)
+            self.ra
+                .take(Some(qa.num()), |e| e == ConnEvent::Established)
         })?;
         self.spin("established (passive)", || {
-            self.rb.take(Some(qb.num()), |e| e == Ev::Established)
+            self.rb
+                .take(Some(qb.num()), |e| e == ConnEvent::Established)
         })?;
         Ok((qa, qb))
     }
@@ -517,7 +517,7 @@ fn tcp_conn_rate(count: usize) -> R<f64> {
 // ---------------------------------------------------------------- ours
 
 /// Ping-pong over queue pairs: seconds per round trip.
-fn qp_pingpong(d: &Devs, len: usize, warm: usize, iters: usize) -> R<f64> {
+fn qp_pingpong(d: &DevicePair, len: usize, warm: usize, iters: usize) -> R<f64> {
     let (ca, cb) = d.cqs()?;
     let src = pattern(len, 4);
     let (ra, rb) = (vec![0u8; len], vec![0u8; len]);
@@ -594,7 +594,7 @@ fn qp_pingpong(d: &Devs, len: usize, warm: usize, iters: usize) -> R<f64> {
 /// TCP delivers inside the sender's system call, so the work per round
 /// trip does not depend on timing: run under callgrind or `perf stat`
 /// with two values of `n` and divide the difference.
-fn qp_lockstep(d: &Devs, len: usize, n: usize, idle: bool) -> R<()> {
+fn qp_lockstep(d: &DevicePair, len: usize, n: usize, idle: bool) -> R<()> {
     let (ca, cb) = d.cqs()?;
     let src = pattern(len, 4);
     let (ra, rb) = (vec![0u8; len], vec![0u8; len]);
@@ -718,7 +718,7 @@ fn lockstep_rounds(
 
 /// Windowed RDMA Writes (or Reads) of `len` bytes, `count` of them; bytes
 /// per second at the initiator. The first one is verified before timing.
-fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
+fn qp_rdma(d: &DevicePair, read: bool, len: usize, count: usize) -> R<f64> {
     let (ca, cb) = d.cqs()?;
     let (local, remote) = if read {
         (vec![0u8; len], pattern(len, 5))
@@ -760,7 +760,7 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
     }
     let stop = AtomicBool::new(false);
     let s0 = udapl::transport::soft::progress::stats();
-    let _show = Show(s0);
+    let _show = ProgressStatsReport(s0);
     two(
         |bar| {
             bar.wait();
@@ -799,8 +799,10 @@ fn qp_rdma(d: &Devs, read: bool, len: usize, count: usize) -> R<f64> {
     )
 }
 
-struct Show((u64, u64));
-impl Drop for Show {
+/// Prints the progress engine's counters since the given snapshot when
+/// dropped, if `QP_BENCH_STATS` is set.
+struct ProgressStatsReport((u64, u64));
+impl Drop for ProgressStatsReport {
     fn drop(&mut self) {
         if std::env::var_os("QP_BENCH_STATS").is_some() {
             let (r, l) = udapl::transport::soft::progress::stats();
@@ -814,16 +816,16 @@ impl Drop for Show {
 }
 
 /// Sets its flag when dropped (on success and on error alike).
-struct Flag<'a>(&'a AtomicBool);
+struct SetOnDrop<'a>(&'a AtomicBool);
 
-impl Drop for Flag<'_> {
+impl Drop for SetOnDrop<'_> {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Release);
     }
 }
 
 /// Windowed 64 B Sends; messages per second at the receiver.
-fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
+fn qp_msg_rate(d: &DevicePair, len: usize, count: usize) -> R<f64> {
     const SLOTS: usize = 64;
     let (ca, cb) = d.cqs()?;
     let src = pattern(len, 7);
@@ -865,7 +867,7 @@ fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
         |bar| {
             let mut p = Poller::new(&ca);
             bar.wait();
-            let _done = Flag(&stop);
+            let _done = SetOnDrop(&stop);
             let (mut posted, mut done) = (0, 0);
             while done < count {
                 while posted < count && posted - done < WINDOW {
@@ -883,7 +885,7 @@ fn qp_msg_rate(d: &Devs, len: usize, count: usize) -> R<f64> {
 
 /// (connect + MPA exchange + one round trip + close) per second, both
 /// sides driven from this thread.
-fn qp_conn_rate(d: &Devs, count: usize) -> R<f64> {
+fn qp_conn_rate(d: &DevicePair, count: usize) -> R<f64> {
     let (ca, cb) = d.cqs()?;
     let (ba, bb) = (vec![0u8; 8], vec![0u8; 8]);
     let (ma, mb) = (d.reg(true, &ba)?, d.reg(false, &bb)?);
@@ -908,7 +910,7 @@ fn qp_conn_rate(d: &Devs, count: usize) -> R<f64> {
         qa.disconnect(true)
             .map_err(|e| format!("disconnect: {e:?}"))?;
         d.spin("peer disconnected", || {
-            d.rb.take(Some(qb.num()), |e| e == Ev::Down)
+            d.rb.take(Some(qb.num()), |e| e == ConnEvent::Down)
         })?;
         d.ra.take(Some(qa.num()), |_| true)?;
         // Flushed or late send completions of this connection: not counted.
@@ -967,15 +969,15 @@ impl Drop for Child {
 }
 
 /// One device of this process: its protection domain, CQ, recorder.
-struct One {
+struct SingleDevice {
     dev: Arc<IwarpDevice>,
     pd: PdId,
     cq: Arc<dyn CompletionQueue>,
-    rec: Arc<Rec>,
+    rec: Arc<ConnEventLog>,
 }
 
-impl One {
-    fn open() -> R<One> {
+impl SingleDevice {
+    fn open() -> R<SingleDevice> {
         let opts = DeviceOptions {
             local_completion: local_completion(),
             ..DeviceOptions::default()
@@ -983,11 +985,11 @@ impl One {
         let dev = IwarpDevice::open_with(LO, SOFTWARE_CAPABILITIES, opts);
         let pd = dev.alloc_pd().map_err(|e| format!("alloc_pd: {e:?}"))?;
         let cq = dev.create_cq(1024).map_err(|e| format!("cq: {e:?}"))?;
-        Ok(One {
+        Ok(SingleDevice {
             dev,
             pd,
             cq,
-            rec: Arc::new(Rec::default()),
+            rec: Arc::new(ConnEventLog::default()),
         })
     }
 
@@ -1015,7 +1017,7 @@ impl One {
     }
 
     fn qp(&self) -> R<Arc<dyn QueuePair>> {
-        Devs::qp(&self.dev, self.pd, &self.cq, &self.rec)
+        DevicePair::qp(&self.dev, self.pd, &self.cq, &self.rec)
     }
 }
 
@@ -1025,7 +1027,7 @@ const PROCS_MAX: usize = 65536;
 /// The child: the passive side of both connections, echoing.
 fn procs_child() -> R<()> {
     use std::io::BufRead;
-    let me = One::open()?;
+    let me = SingleDevice::open()?;
     let listener = me
         .dev
         .listen(0, me.rec.clone())
@@ -1039,16 +1041,16 @@ fn procs_child() -> R<()> {
     let mrb = me.reg(&rb)?;
     let qb = me.qp()?;
     let req = me.spin("connection request", || {
-        me.rec.take(None, |e| matches!(e, Ev::Request(_)))
+        me.rec.take(None, |e| matches!(e, ConnEvent::Request(_)))
     })?;
-    let Ev::Request(id) = req else {
+    let ConnEvent::Request(id) = req else {
         return Err("request".into());
     };
     me.dev
         .accept(id, &*qb, b"")
         .map_err(|e| format!("accept: {e:?}"))?;
     me.spin("established (passive)", || {
-        me.rec.take(Some(qb.num()), |e| e == Ev::Established)
+        me.rec.take(Some(qb.num()), |e| e == ConnEvent::Established)
     })?;
     let (ts, _) = tl.accept().map_err(|e| format!("accept: {e}"))?;
     ts.set_nodelay(true).map_err(|e| e.to_string())?;
@@ -1143,7 +1145,7 @@ fn procs_run() -> R<Vec<Row>> {
     let (Some(Ok(qport)), Some(Ok(tport))) = (it.next(), it.next()) else {
         return Err(format!("child said {ports:?}"));
     };
-    let me = One::open()?;
+    let me = SingleDevice::open()?;
     let src = pattern(PROCS_MAX, 4);
     let ra = vec![0u8; PROCS_MAX];
     let (ms, mra) = (me.reg(&src)?, me.reg(&ra)?);
@@ -1151,7 +1153,7 @@ fn procs_run() -> R<Vec<Row>> {
     qa.connect(SocketAddr::new(LO, 0), qport, b"", WAIT)
         .map_err(|e| format!("connect: {e:?}"))?;
     me.spin("established (active)", || {
-        me.rec.take(Some(qa.num()), |e| e == Ev::Established)
+        me.rec.take(Some(qa.num()), |e| e == ConnEvent::Established)
     })?;
     let tc = TcpStream::connect((LO, tport)).map_err(|e| format!("connect: {e}"))?;
     tc.set_nodelay(true).map_err(|e| e.to_string())?;
@@ -1299,7 +1301,7 @@ fn median(mut f: impl FnMut() -> R<f64>) -> R<f64> {
 }
 
 fn run() -> R<Vec<Row>> {
-    let d = Devs::open()?;
+    let d = DevicePair::open()?;
     let mut rows = Vec::new();
     let lat: &[(usize, usize, usize)] = if wanted("latency") {
         &[
@@ -1407,7 +1409,7 @@ fn lockstep_main(args: &[String]) -> ExitCode {
     let n = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let len = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(8);
     let idle = args.get(2).is_some_and(|a| a == "idle");
-    match Devs::open().and_then(|d| qp_lockstep(&d, len, n, idle)) {
+    match DevicePair::open().and_then(|d| qp_lockstep(&d, len, n, idle)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("qp_bench: error (lockstep): {e}");

@@ -1,74 +1,12 @@
 //! dat.conf parser: the static-registry file of uDAPL / DAT 1.2.
 //!
 //! Pure and safe: [`parse`] turns the bytes of a dat.conf into the records to
-//! install plus a list of [`ConfWarning`]s; [`parse_file`] only adds the read.
-//! Which records win (first line per key), loading libraries and the
-//! environment lookup of the path belong to the registry, not here.
-//!
-//! # Format (spec `registry.md` §3.2, §3.3)
-//!
-//! One record per line, eight fields separated by blanks (space, tab):
-//!
-//! | # | field | accepted here |
-//! |--:|---|---|
-//! | 1 | IA name | any token; shorter than 256 bytes to be installed |
-//! | 2 | API version | `u<major>.<minor>` or `k<major>.<minor>`, decimal |
-//! | 3 | thread safety | `threadsafe` / `nonthreadsafe` |
-//! | 4 | default flag | `default` / `nondefault` |
-//! | 5 | library path | any token, kept verbatim (for `dlopen`) |
-//! | 6 | provider version | `<id>.<major>.<minor>`: non-empty id, non-empty digits |
-//! | 7 | instance data | any token (for `dat_provider_init`) |
-//! | 8 | platform information | any token (unused) |
-//!
-//! Tokens: a `#` where a token would start begins a comment to the end of the
-//! line; a `#` inside a token is literal. An unquoted token runs to the next
-//! blank and keeps backslashes; an unescaped `"` inside it ends the token just
-//! after the quote (reference quirk, kept; as in the reference, the first
-//! character of a token never escapes the second). A quoted token keeps its
-//! blanks, `\x` gives `x`, the quotes are removed (`""` is empty). `\r`, `\f`
-//! and `\v` are ordinary characters, except for the CRLF fix below.
-//!
-//! Only records with API type `u` **and** flag `default` are returned. Valid
-//! `k` or `nondefault` records are not installed and produce no warning, as in
-//! the reference. Duplicate keys are kept, in file order: the registry applies
-//! first-wins. Versions are not compared with 1.2 here.
-//!
-//! # Deliberate differences from the illumos reference
-//!
-//! - **Never aborts, never stops.** The reference asserts (and so aborts the
-//!   process) on a tokenizer error such as an unterminated quote. Here such a
-//!   record is skipped with a warning and parsing resumes at the next line.
-//! - **Malformed records are reported.** The reference drops them silently;
-//!   here each one (wrong field count, bad field 2/3/4/6, name too long) gives
-//!   one [`ConfWarning`] with its line number. Blank and comment-only lines
-//!   are not records and give none.
-//! - **CRLF files work** (additive fix): one `\r` just before the newline, or
-//!   at the end of the file, is removed before the line is tokenized. The
-//!   reference turned it into a 9th token (discarding every record whose last
-//!   field is quoted) or glued it to an unquoted field 8. The one line shape
-//!   this does not keep is a 7-field record followed by a blank and the `\r`,
-//!   which the reference accepted only because the lone `\r` was its field 8.
-//! - **Field 2 without a `.`** (`u12`) is rejected with a warning; the
-//!   reference read past the end of the token. A major or minor that does not
-//!   fit in 32 bits is rejected too (the reference truncated it). An empty
-//!   digit string still reads as 0 (`u.2` is version 0.2), as in the
-//!   reference, so no file it accepted is refused (rulings rule 3).
-//! - **Field 6 must be complete**: `SUNW.1` and `SUNW` are rejected (the
-//!   reference read past the end of the token on them).
-//! - **Fields 3 and 4 keep the prefix match** of the reference: `threadsafeX`
-//!   counts as `threadsafe`, `defaults` as `default`. Rulings rule 3 says a
-//!   drop-in must not break what the reference accepted, and a record that
-//!   used to be installed (and whose IA applications open) must not vanish
-//!   because of a suffix the old library ignored. To keep such a typo from
-//!   hiding, an installed record whose field 3 or 4 is only a prefix match is
-//!   installed *and* reported with a warning. Anything that is not a prefix
-//!   match of a keyword (`thread-safe`, `yes`) is malformed and skipped.
-//! - **Bytes the C API cannot carry**: a field containing a NUL byte makes the
-//!   record malformed (the reference silently truncated it). Fields 5 and 7
-//!   must be valid UTF-8, since they are handed on verbatim; fields 6 and 8
-//!   are informational (the reference discards them), so invalid UTF-8 there
-//!   is replaced with U+FFFD instead of costing the record. Field 1 stays raw
-//!   bytes.
+//! install (API type `u`, flag `default`, in file order, duplicates kept)
+//! plus one [`ConfWarning`] per malformed record; it never aborts and
+//! resumes at the next line. [`parse_file`] only adds the read. Which record
+//! wins (the first per key), loading libraries and finding the file belong
+//! to the registry. The format and where it deliberately differs from the
+//! illumos reference: docs/configuration.md, "The dat.conf format".
 
 use crate::transport::{self, AddressFamily, InstanceOptions, TransportKind};
 use std::fmt;

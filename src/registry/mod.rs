@@ -1,35 +1,15 @@
-//! The provider registry.
+//! The provider registry: the static registry (SR, the dat.conf records
+//! `dat_registry_list_providers` lists) and the dynamic registry (DR, what
+//! can be opened: built-in IAs, built-in dat.conf lines, added providers);
+//! docs/configuration.md says where each comes from and how an open matches.
 //!
-//! - The static registry (SR) is read once from dat.conf: `DAT_OVERRIDE`,
-//!   else `/etc/dat/dat.conf`, else `/etc/dat.conf`. It is what
-//!   `dat_registry_list_providers` lists, followed by the built-in IAs.
-//! - The built-in IAs need no dat.conf: `tcp0` (loopback) and one per
-//!   network interface that is up and has an address, named after it
-//!   (`eth0`, ...), each DAT 1.2 for both thread-safety values. The
-//!   interfaces are looked at once, when the registry is built. A dat.conf
-//!   entry with the same IA name replaces the built-in IA of that name.
-//! - The dynamic registry (DR) holds what can be opened: the built-in IAs,
-//!   dat.conf lines that name the built-in provider, and whatever providers
-//!   register with `dat_registry_add_provider` (typically from their
-//!   `dat_provider_init`, called when their dat.conf line is first opened).
-//!
-//! Keys are (IA name, major, minor, thread safety); entries are unique per
-//! full key. An open matches name, major and thread safety exactly and any
-//! entry minor ≥ the requested one, preferring the exact minor (rulings D21).
-//!
-//! Every successful [`Registry::begin_open`] returns a [`Ticket`] naming the
-//! entries whose counts it raised; [`Registry::release`] undoes exactly
-//! that, on close or when the provider's open fails (rulings D24). An
-//! external library is unloaded (after its `dat_provider_fini`) when its
-//! count drops to zero; DR entries it added are removed with it, so no entry
-//! ever points into an unloaded library.
-//!
-//! The `DAT_PROVIDER *` tables of the DR's external entries are also kept as
-//! an immutable sorted snapshot, replaced (under the DR mutex) on every
-//! change of the DR and read without a lock by [`Registry::knows_provider`],
-//! which every call on a third-party handle makes. After each replacement the
-//! loader's [`Loader::providers_changed`] runs, before any library the change
-//! concerns is unloaded.
+//! Invariants: entries are unique per full key (IA name, major, minor,
+//! thread safety). A [`Ticket`] from [`Registry::begin_open`] names exactly
+//! the counts it raised and [`Registry::release`] undoes exactly those
+//! (rulings D24). An external library's DR entries go when it is unloaded,
+//! so no entry points into an unloaded library. The lock-free snapshot of
+//! provider tables ([`Registry::knows_provider`]) is replaced under the DR
+//! mutex, and [`Loader::providers_changed`] runs before any unload.
 
 pub mod conf;
 
@@ -358,8 +338,8 @@ impl Registry {
         true
     }
 
-    /// True if some DR entry has this `DAT_PROVIDER *` (used to accept
-    /// foreign handles). Takes no lock: reads the current snapshot.
+    /// True if some DR entry has this `DAT_PROVIDER *` (checked before a
+    /// foreign handle is accepted). Takes no lock: reads the current snapshot.
     pub fn knows_provider(&self, provider: usize) -> bool {
         self.tables.load().binary_search(&provider).is_ok()
     }

@@ -1,46 +1,14 @@
 //! Blocking waits: a bounded spin, then a sleep that ends on a wake-up, the
-//! deadline or a signal.
+//! deadline or a signal (docs/hot-path.md, "Waits").
 //!
 //! A blocking call takes a [`Held`] as its very first act, before it looks
-//! up its object or takes any lock: every asynchronous signal is blocked for
-//! the thread (its own mask is saved), so a signal that arrives from then on
-//! stays pending instead of running its handler where the wait could not
-//! notice it. A handler that ran before that point ran before the call could
-//! do anything, exactly as if it had run just before the call; a handler that
-//! ran during the call's lookup, locking or first poll and was then followed
-//! by a sleep would be a signal lost. Only a call that cannot sleep (a zero
-//! timeout) holds nothing, and so makes no system call.
-//!
-//! The waiter then calls [`wait`] with a *poll* closure that returns `Some`
-//! once the wait is over. The closure runs first; if the wait must block:
-//!
-//! 1. (the signals are already held, see above);
-//! 2. the thread spins, calling the closure, for at most the spin budget
-//!    (`DAT_WAIT_SPIN_US`, default 5 µs, 0 allowed) and never past the
-//!    deadline. The data path uses this time to drive its transport;
-//! 3. the thread registers its parker with the object's [`Notifier`], runs
-//!    the caller's [`Sleep::before`] (a transport takes over what the
-//!    thread was driving), polls once more, and sleeps in `ppoll(2)` with its original signal mask:
-//!    the kernel installs the mask and sleeps atomically, so a pending or
-//!    arriving signal runs its handler and ends the sleep with `EINTR`, and
-//!    the wait returns [`Wake::Interrupted`]. A signal is never lost.
-//!
-//! Wakers change the condition (under the object's own lock), release that
-//! lock, then call [`Notifier::notify`], which costs one fence and one load
-//! when nobody sleeps. The sleeper publishes its registration before its
-//! last poll and the waker publishes the condition before it reads the
-//! sleeper count (both sequentially consistent), so a wake-up cannot fall
-//! between them.
-//!
-//! Each thread's parker is an `eventfd` created on its first sleep. A
-//! deadline is a `timerfd` of the thread, polled beside it: a `ppoll`
-//! timeout would expire up to the thread's timer slack (50 µs) late, a
-//! timerfd expires on time. The sleep can also watch one more descriptor ([`Sleep::fd`]): a transport
-//! passes its socket or epoll descriptor so a waiting thread wakes for
-//! network readiness as well as for completions.
-//!
-//! Lock order: the notifier's list lock is a leaf (nothing is taken while it
-//! is held except the kernel's eventfd).
+//! up its object or takes any lock, so a signal that arrives during the call
+//! stays pending and ends the sleep instead of being lost. [`wait`] polls,
+//! spins for the budget (`DAT_WAIT_SPIN_US`) never past the deadline, then
+//! registers with the object's [`Notifier`], polls once more and sleeps in
+//! `ppoll(2)` with the thread's original mask. Wakers change the condition
+//! under the object's lock, release it, then call [`Notifier::notify`].
+//! Lock order: the notifier's list lock is a leaf.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::{Arc, OnceLock};
@@ -305,8 +273,8 @@ pub fn wait_phased<R>(
             }
             let left = sleep.deadline.map(|d| d - now);
             match park(sleeper.as_deref(), sleep.fd, left, held) {
-                Park::Interrupted => break Err(Wake::Interrupted),
-                Park::Other => {}
+                SleepEnd::Interrupted => break Err(Wake::Interrupted),
+                SleepEnd::Other => {}
             }
         };
         if let Some(s) = &sleeper {
@@ -320,7 +288,8 @@ pub fn wait_phased<R>(
     }
 }
 
-enum Park {
+/// How one sleep ([`park`]) ended.
+enum SleepEnd {
     Interrupted,
     Other,
 }
@@ -332,15 +301,15 @@ fn park(
     extra: Option<BorrowedFd<'_>>,
     left: Option<Duration>,
     held: &Held,
-) -> Park {
+) -> SleepEnd {
     let mask = held.saved;
     let Some(s) = sleeper else {
         // No descriptors could be had: sleep in short slices.
         let slice = Duration::from_micros(200);
         let ts = TimeSpec::from_duration(left.map_or(slice, |l| l.min(slice)));
         return match ppoll(&mut [], Some(ts), mask) {
-            Err(nix::errno::Errno::EINTR) => Park::Interrupted,
-            _ => Park::Other,
+            Err(nix::errno::Errno::EINTR) => SleepEnd::Interrupted,
+            _ => SleepEnd::Other,
         };
     };
     if let Some(l) = left {
@@ -361,8 +330,8 @@ fn park(
         s.parker.drain();
     }
     match r {
-        Err(nix::errno::Errno::EINTR) => Park::Interrupted,
-        _ => Park::Other,
+        Err(nix::errno::Errno::EINTR) => SleepEnd::Interrupted,
+        _ => SleepEnd::Other,
     }
 }
 

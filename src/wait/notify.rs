@@ -65,6 +65,7 @@ impl Notifier {
     }
 
     /// How many sleepers are registered.
+    #[cfg(test)]
     pub fn sleepers(&self) -> usize {
         self.sleepers.load(Ordering::SeqCst)
     }

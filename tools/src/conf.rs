@@ -1,26 +1,10 @@
 //! dat.conf as the tools see it: where the library looks for it and what
 //! each line says, with line numbers and a message for every line the
-//! library skips. An independent reading of the format of
-//! `/work/shared/spec/registry.md` §3 (and of `dat.conf.example`), so the
-//! tools can say *where* an entry of `dat_registry_list_providers` comes
-//! from and *why* a line gave no entry; the library is never asked.
-//!
-//! Rules (registry.md §3.2, §3.3, plus this project's documented changes):
-//!
-//! - one record per line, eight blank-separated fields (blank = space or
-//!   tab); a `\r` right before the newline is dropped (CRLF files work);
-//! - a `#` where a field would start comments out the rest of the line;
-//! - a field in double quotes keeps its blanks, `\x` gives `x`; a quote
-//!   missing its closing partner makes the line malformed; an unquoted
-//!   field keeps backslashes and ends after an unescaped `"` inside it;
-//! - field 2 `u|k<major>.<minor>` (empty digits read 0), field 3
-//!   `threadsafe|nonthreadsafe`, field 4 `default|nondefault` (both by
-//!   prefix, as the reference; a mere prefix match is worth a warning),
-//!   field 6 `<id>.<major>.<minor>`;
-//! - only `u` + `default` records become registry entries; `k` and
-//!   `nondefault` ones are valid and silently unused;
-//! - an IA name of 256 bytes or more, a NUL byte in a field, or a library
-//!   path / instance data that is not UTF-8 makes the line malformed.
+//! library skips. An independent reading of the format (spec `registry.md`
+//! §3.2, §3.3, with this project's documented changes: docs/configuration.md,
+//! "The dat.conf format"), so the tools can say *where* an entry of
+//! `dat_registry_list_providers` comes from and *why* a line gave no entry
+//! without asking the library.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,23 +1,9 @@
 //! bench_progress (`make bench-progress`): the asynchronous-progress
-//! targets, each measured with dat-perf (server and client processes over
-//! an IA, `tcp0` by default) beside its baseline from the same run:
-//!
-//! * memory-polling latency (`--wait mem`), Send/Recv and RDMA Write
-//!   ping-pong, 8 B / 1 KiB / 64 KiB: ≤ 1.5× the `dat_evd_dequeue`-polling
-//!   latency (`--wait poll`) and p99 < 200 µs;
-//! * an RDMA Read served by a computing peer (`--peer compute`, no library
-//!   call) ≤ 1.5× one served by a polling peer (`--peer wait --wait
-//!   poll`);
-//! * `dat_cno_wait` ping-pong ≤ 1.1× the `dat_evd_wait` ping-pong;
-//! * one-message-in-flight stream bandwidth (`--bw --depth 1`), Send/Recv
-//!   and RDMA Write at 1–8 MiB, in every waiting style, ≥ 0.9× raw TCP's
-//!   stream of the same messages (dat-perf's `--baseline tcp` in bw mode);
-//! * an idle connected pair (`-t idle`) < 1 % of a core per process.
-//!
-//! First a short pass with every byte checked (`-c`) over the new modes.
-//! Iteration counts are fixed; `--quick` makes them small (the CLI test).
-//! Exit status: 0 when every run worked (met or not: the targets are
-//! informative), 1 when a run failed, 2 for usage errors.
+//! targets (memory-polling latency, RDMA Read from a computing peer,
+//! `dat_cno_wait`, one-in-flight streams, idle CPU), each measured with
+//! dat-perf server and client processes beside its baseline from the same
+//! run. Targets, modes and exit status: docs/benchmarks.md, "Asynchronous
+//! progress".
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

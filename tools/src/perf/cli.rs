@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, ValueEnum};
 
 use super::proto::{
-    Amount, Explicit, Mode, Params, Peer, Sizes, Test, Wait, ALL_SIZES, MAX_DEPTH, MAX_SIZE,
+    Amount, Explicit, Metric, Params, Peer, Sizes, Test, Wait, ALL_SIZES, MAX_DEPTH, MAX_SIZE,
 };
 
 /// The default connection qualifier (perftest's port).
@@ -290,11 +290,11 @@ impl Args {
         }
     }
 
-    fn mode(&self) -> Option<Mode> {
+    fn mode(&self) -> Option<Metric> {
         if self.bw {
-            Some(Mode::Bw)
+            Some(Metric::Bw)
         } else if self.lat {
-            Some(Mode::Lat)
+            Some(Metric::Lat)
         } else {
             None
         }
@@ -413,9 +413,9 @@ impl Args {
         let test = self.test().unwrap_or(Test::Send);
         let no_data = matches!(test, Test::Conn | Test::Idle);
         let mode = if no_data {
-            Mode::Lat
+            Metric::Lat
         } else {
-            self.mode().unwrap_or(Mode::Lat)
+            self.mode().unwrap_or(Metric::Lat)
         };
         let sizes = if no_data {
             Sizes::One(8)
@@ -423,8 +423,8 @@ impl Args {
             Sizes::All
         } else {
             self.size.unwrap_or(Sizes::One(match mode {
-                Mode::Lat => 8,
-                Mode::Bw => 64 << 10,
+                Metric::Lat => 8,
+                Metric::Bw => 64 << 10,
             }))
         };
         let amount = self.amount().unwrap_or(match test {
@@ -479,7 +479,7 @@ mod tests {
         let a = args(&["-t", "write", "--bw", "127.0.0.1"]);
         let p = a.params();
         assert_eq!(p.test, Test::Write);
-        assert_eq!(p.mode, Mode::Bw);
+        assert_eq!(p.mode, Metric::Bw);
         assert_eq!(p.sizes, Sizes::One(64 << 10));
         assert_eq!(p.amount, Amount::Iters(DEFAULT_ITERS));
         assert_eq!(a.host.as_deref(), Some("127.0.0.1"));

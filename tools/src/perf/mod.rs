@@ -29,7 +29,7 @@ use dat_abi::*;
 use engine::Session;
 use output::{Baseline, IdleReport, Report, Row};
 use proto::{
-    mode_name, size_text, wait_name, Amount, Hello, Mode, Params, Peer, Test, Transport, Wait,
+    mode_name, size_text, wait_name, Amount, Hello, Metric, Params, Peer, Test, Transport, Wait,
 };
 
 /// A failure, printed as one line "dat-perf: ...".
@@ -125,7 +125,7 @@ fn describe(p: &Params) -> (String, String) {
             Wait::Poll => " (both sides spin on dat_evd_dequeue)",
         });
     }
-    if p.mode == Mode::Bw && !matches!(p.test, Test::Conn | Test::Idle) {
+    if p.mode == Metric::Bw && !matches!(p.test, Test::Conn | Test::Idle) {
         s.push_str(&format!(", depth {}", p.depth));
     }
     if p.peer == Peer::Compute {

@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::engine::Cpu;
-use super::proto::{size_text, Mode, Params, Peer, Test, Wait};
+use super::proto::{size_text, Metric, Params, Peer, Test, Wait};
 use super::stats::Figures;
 use super::Error;
 
@@ -39,7 +39,7 @@ pub struct Report {
     pub qualifier: u64,
     pub test: Test,
     /// null for conn.
-    pub mode: Option<Mode>,
+    pub mode: Option<Metric>,
     pub wait: Wait,
     /// What the target of reads (or of a write stream) does in a batch.
     pub peer: Peer,
@@ -125,18 +125,18 @@ pub fn latency_kind(p: &Params) -> &'static str {
     match (p.test, p.mode) {
         (Test::Conn, _) => "connection setup, round trip and teardown",
         (Test::Idle, _) => "none (CPU time of an idle pair)",
-        (Test::Read, Mode::Lat) if p.wait == Wait::Mem => {
+        (Test::Read, Metric::Lat) if p.wait == Wait::Mem => {
             "one RDMA Read (post to its data's last byte seen in memory)"
         }
-        (Test::Read, Mode::Lat) => "one RDMA Read (request and response)",
-        (_, Mode::Lat) if p.wait == Wait::Mem => {
+        (Test::Read, Metric::Lat) => "one RDMA Read (request and response)",
+        (_, Metric::Lat) if p.wait == Wait::Mem => {
             "round trip / 2 (to the answer's last byte seen in memory)"
         }
-        (_, Mode::Lat) => "round trip / 2",
-        (Test::Read, Mode::Bw) if p.wait == Wait::Mem => {
+        (_, Metric::Lat) => "round trip / 2",
+        (Test::Read, Metric::Bw) if p.wait == Wait::Mem => {
             "post of each RDMA Read to its data's last byte seen in memory"
         }
-        (_, Mode::Bw) => "post to completion of each operation",
+        (_, Metric::Bw) => "post to completion of each operation",
     }
 }
 
@@ -144,8 +144,8 @@ pub fn ratio(p: &Params, ours: &Figures, tcp: &Figures) -> Option<f64> {
     let r = match (p.test, p.mode) {
         (Test::Conn, _) => ours.conn_per_s? / tcp.conn_per_s?,
         (Test::Idle, _) => return None,
-        (_, Mode::Lat) => ours.t_median_us? / tcp.t_median_us?,
-        (_, Mode::Bw) => ours.mb_per_s? / tcp.mb_per_s?,
+        (_, Metric::Lat) => ours.t_median_us? / tcp.t_median_us?,
+        (_, Metric::Bw) => ours.mb_per_s? / tcp.mb_per_s?,
     };
     r.is_finite().then_some(r)
 }

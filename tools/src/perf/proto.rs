@@ -1,22 +1,8 @@
-//! What the two dat-perf processes say to each other.
-//!
-//! * The connection request's private data carries the client's
-//!   [`Params`] and its buffer (RMR context, address, length): 56 bytes.
-//!   The buffer's region holds a flag page beyond its two halves
-//!   (`flag_off`): the client RDMA-Writes the end of a batch there for a
-//!   server that makes no library call during it (`--peer compute`).
-//! * The server accepts with a [`Hello`] in the accept's private data: its
-//!   buffer, its TCP baseline port and inbound RDMA Read credits, or
-//!   "mismatched parameters" with the reason as text (DAT 1.2's
-//!   `dat_cr_reject` carries no private data, so a refusal is an accepted
-//!   connection that says why and is then closed).
-//! * Then 64-byte control messages ([`Ctl`]) as Sends on the same
-//!   connection: per batch of iterations BEGIN → READY, the data phase,
-//!   END → RESULT; FINISH → BYE at the end. Receives for control messages
-//!   are posted so that, on the ordered connection, a control message
-//!   always lands in a control receive (see `engine`).
-//!
-//! All integers are big-endian.
+//! What the two dat-perf processes say to each other: the client's
+//! [`Params`] and buffer in the connection request's private data, the
+//! server's [`Hello`] in the accept's, then 64-byte control messages
+//! ([`Ctl`]) as Sends on the same connection. All integers are big-endian.
+//! The exchange is described in docs/tools.md, "How dat-perf runs a test".
 
 use clap::ValueEnum;
 use serde::Serialize;
@@ -50,9 +36,10 @@ pub enum Test {
     Idle,
 }
 
+/// What a run measures: ping-pong latency (`--lat`) or bandwidth (`--bw`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub enum Metric {
     Lat,
     Bw,
 }
@@ -133,7 +120,7 @@ pub enum Amount {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Params {
     pub test: Test,
-    pub mode: Mode,
+    pub mode: Metric,
     pub sizes: Sizes,
     pub amount: Amount,
     pub depth: u32,
@@ -199,8 +186,8 @@ impl Params {
         put16(&mut b, 4, VERSION);
         b[6] = test_code(self.test);
         b[7] = match self.mode {
-            Mode::Lat => 1,
-            Mode::Bw => 2,
+            Metric::Lat => 1,
+            Metric::Bw => 2,
         };
         b[8] = match self.wait {
             Wait::Poll => 1,
@@ -271,8 +258,8 @@ impl Params {
             x => return Err(format!("unknown test {x}")),
         };
         let mode = match b[7] {
-            1 => Mode::Lat,
-            2 => Mode::Bw,
+            1 => Metric::Lat,
+            2 => Metric::Bw,
             x => return Err(format!("unknown mode {x}")),
         };
         let wait = match b[8] {
@@ -357,10 +344,10 @@ fn test_name(t: Test) -> &'static str {
     }
 }
 
-pub fn mode_name(m: Mode) -> &'static str {
+pub fn mode_name(m: Metric) -> &'static str {
     match m {
-        Mode::Lat => "lat",
-        Mode::Bw => "bw",
+        Metric::Lat => "lat",
+        Metric::Bw => "bw",
     }
 }
 
@@ -414,7 +401,7 @@ pub fn size_text(n: u64) -> String {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Explicit {
     pub test: Option<Test>,
-    pub mode: Option<Mode>,
+    pub mode: Option<Metric>,
     pub sizes: Option<Sizes>,
     pub amount: Option<Amount>,
     pub depth: Option<u32>,
@@ -763,7 +750,7 @@ mod tests {
     fn params() -> Params {
         Params {
             test: Test::Write,
-            mode: Mode::Bw,
+            mode: Metric::Bw,
             sizes: Sizes::One(4096),
             amount: Amount::DurationMs(1500),
             depth: 8,

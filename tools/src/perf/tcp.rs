@@ -1,24 +1,14 @@
 //! The `--baseline tcp` side: the same patterns over plain TCP sockets
-//! between the same two processes (the server listens on an ephemeral port
-//! of its IA's address and says which in its accept's private data).
-//!
-//! * send/write --lat: ping-pong of `size` bytes each way.
-//! * read --lat: an 8-byte request, a `size`-byte answer.
-//! * send/write --bw: a one-way stream of `count` messages to the server,
-//!   then a 1-byte acknowledgement.
-//! * read --bw: a one-way stream from the server (started by a 1-byte go).
-//! * conn: connect, an 8-byte round trip, close.
-//!
-//! With `--wait poll` the sockets are non-blocking and spun on (as the DAT
-//! side spins on its EVD); otherwise they block. Every call has the run's
-//! timeout.
+//! between the same two processes, spun on for `--wait poll|mem` and
+//! blocking otherwise, every call within the run's timeout. The pattern per
+//! test is in docs/tools.md, "How dat-perf runs a test".
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use super::proto::{corrupt, corrupt_offset, pattern, Batch, Mismatch, Mode, Params, Test};
+use super::proto::{corrupt, corrupt_offset, pattern, Batch, Metric, Mismatch, Params, Test};
 use super::Error;
 
 /// A TCP connection with the run's waiting style and timeout.
@@ -204,7 +194,7 @@ pub fn client_batch(
     let mut found = None;
     let start = Instant::now();
     match (p.test, p.mode) {
-        (Test::Send | Test::Write, Mode::Lat) => {
+        (Test::Send | Test::Write, Metric::Lat) => {
             for j in 0..count {
                 let i = first + j;
                 if p.verify {
@@ -219,7 +209,7 @@ pub fn client_batch(
                 }
             }
         }
-        (Test::Read, Mode::Lat) => {
+        (Test::Read, Metric::Lat) => {
             for j in 0..count {
                 let i = first + j;
                 let t0 = Instant::now();
@@ -231,7 +221,7 @@ pub fn client_batch(
                 }
             }
         }
-        (Test::Send | Test::Write, Mode::Bw) => {
+        (Test::Send | Test::Write, Metric::Bw) => {
             for j in 0..count {
                 if p.verify {
                     fill(&mut bufs.src[..n], first + j, corrupt_at);
@@ -241,7 +231,7 @@ pub fn client_batch(
             let mut ack = [0u8; 1];
             link.read_exact(&mut ack)?;
         }
-        (Test::Read, Mode::Bw) => {
+        (Test::Read, Metric::Bw) => {
             link.write_all(b"g")?;
             for j in 0..count {
                 link.read_exact(&mut bufs.dst[..n])?;
@@ -268,7 +258,7 @@ pub fn server_batch(
     bufs.ensure(n);
     let mut found = None;
     match (p.test, p.mode) {
-        (Test::Send | Test::Write, Mode::Lat) => {
+        (Test::Send | Test::Write, Metric::Lat) => {
             for j in 0..count {
                 let i = first + j;
                 link.read_exact(&mut bufs.dst[..n])?;
@@ -281,7 +271,7 @@ pub fn server_batch(
                 }
             }
         }
-        (Test::Read, Mode::Lat) => {
+        (Test::Read, Metric::Lat) => {
             let mut req = [0u8; 8];
             for j in 0..count {
                 let i = first + j;
@@ -292,7 +282,7 @@ pub fn server_batch(
                 link.write_all(&bufs.src[..n])?;
             }
         }
-        (Test::Send | Test::Write, Mode::Bw) => {
+        (Test::Send | Test::Write, Metric::Bw) => {
             for j in 0..count {
                 link.read_exact(&mut bufs.dst[..n])?;
                 if p.verify {
@@ -301,7 +291,7 @@ pub fn server_batch(
             }
             link.write_all(b"k")?;
         }
-        (Test::Read, Mode::Bw) => {
+        (Test::Read, Metric::Bw) => {
             let mut go = [0u8; 1];
             link.read_exact(&mut go)?;
             for j in 0..count {

@@ -12,7 +12,7 @@ use super::Error;
 
 /// A completed DTO.
 #[derive(Copy, Clone, Debug)]
-pub struct Dto {
+pub struct DtoCompletion {
     pub cookie: u64,
     pub len: u64,
 }
@@ -40,7 +40,7 @@ impl Waiter<'_> {
     }
 
     /// The next DTO completion; it must have succeeded.
-    pub fn next(&self, what: &str) -> Result<Dto, Error> {
+    pub fn next(&self, what: &str) -> Result<DtoCompletion, Error> {
         let ev = self.next_event(what)?;
         self.dto_of(&ev, what)
     }
@@ -58,14 +58,14 @@ impl Waiter<'_> {
     }
 
     /// A completion if one is there (never blocks).
-    pub fn try_next(&self, what: &str) -> Result<Option<Dto>, Error> {
+    pub fn try_next(&self, what: &str) -> Result<Option<DtoCompletion>, Error> {
         match self.dto.dequeue()? {
             Some(ev) => Ok(Some(self.dto_of(&ev, what)?)),
             None => Ok(None),
         }
     }
 
-    fn dto_of(&self, ev: &DAT_EVENT, what: &str) -> Result<Dto, Error> {
+    fn dto_of(&self, ev: &DAT_EVENT, what: &str) -> Result<DtoCompletion, Error> {
         if ev.event_number != DAT_DTO_COMPLETION_EVENT {
             return Err(Error(format!(
                 "waiting for {what}: got {} ({:#x})",
@@ -87,7 +87,7 @@ impl Waiter<'_> {
                 c.status
             )));
         }
-        Ok(Dto {
+        Ok(DtoCompletion {
             // SAFETY: the cookie is the u64 we posted.
             cookie: unsafe { c.user_cookie.as_64 },
             len: c.transfered_length,
@@ -213,7 +213,7 @@ impl Waiter<'_> {
     }
 
     /// Turns an event into a DTO completion (it must have succeeded).
-    pub fn dto(&self, ev: &DAT_EVENT, what: &str) -> Result<Dto, Error> {
+    pub fn dto(&self, ev: &DAT_EVENT, what: &str) -> Result<DtoCompletion, Error> {
         self.dto_of(ev, what)
     }
 

@@ -11,10 +11,10 @@ impl Session<'_> {
         times: &mut Vec<u64>,
     ) -> Result<(f64, Option<Mismatch>), Error> {
         match (self.p.test, self.p.mode) {
-            (Test::Send, Mode::Lat) => self.send_pingpong_client(b, times),
-            (Test::Write, Mode::Lat) => self.write_pingpong(b, true, times),
-            (Test::Read, Mode::Lat) => self.read_lat(b, times),
-            (Test::Send | Test::Write | Test::Read, Mode::Bw) => self.windowed(b, times),
+            (Test::Send, Metric::Lat) => self.send_pingpong_client(b, times),
+            (Test::Write, Metric::Lat) => self.write_pingpong(b, true, times),
+            (Test::Read, Metric::Lat) => self.read_lat(b, times),
+            (Test::Send | Test::Write | Test::Read, Metric::Bw) => self.windowed(b, times),
             (Test::Conn | Test::Idle, _) => unreachable!("conn and idle have their own loops"),
         }
     }

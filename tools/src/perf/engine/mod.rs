@@ -1,28 +1,11 @@
-//! The two sides of a run over DAT.
+//! The two sides of a run over DAT: each has one endpoint, one DTO EVD for
+//! both directions (with a CNO for `--wait cno`), a connection EVD, a data
+//! region and a control region. The client drives batches framed by
+//! BEGIN → READY and END → RESULT.
 //!
-//! Each side has one endpoint, one DTO EVD for both directions (with a CNO
-//! for `--wait cno`), a connection EVD, and two registered regions: the
-//! data region (sources, then destinations: `pool` bytes each, cut into
-//! slots of the message size) and a small control region (control
-//! messages, the 8-byte messages of the connection test).
-//!
-//! The client drives: for every size, batches of iterations (small enough
-//! that every wait of the passive side ends within the timeout, and at most
-//! one pass over the slots when the target checks what it received or
-//! holds what is read), each framed by BEGIN → READY and END → RESULT.
-//! Receive discipline on the ordered connection: the server keeps exactly
-//! one control receive posted while idle; in a send test it posts the next
-//! control receive only after the batch's last data receive, and the
-//! client sends END only after its last message completed; the client
-//! posts a control receive before each control message that has an answer.
-//!
-//! `--wait mem`: the receiver of the data polls the last byte of its buffer
-//! (`poll_mem`: volatile loads, no library call) for the iteration's tag,
-//! then calls the library (the completion that goes with the message, its
-//! own request completions). A buffer's last byte is cleared before the
-//! buffer is posted or handed to the peer again. `--peer compute`: the
-//! target of reads (and of write streams) computes during a batch until
-//! the client's end flag (an 8-byte RDMA Write into its flag page) lands.
+//! Invariant: on the ordered connection every control message lands in a
+//! control receive (the posting discipline is in docs/tools.md, "How
+//! dat-perf runs a test", with `--wait mem` and `--peer compute`).
 
 use std::cell::Cell;
 use std::net::{SocketAddr, TcpListener};
@@ -33,13 +16,13 @@ use dat_abi::*;
 
 use super::dat::{ep_attr, event_name, Cno, Ep, Evd, Ia, Pz, Region, Request};
 use super::proto::{
-    corrupt, corrupt_offset, flag_off, pattern, slots, tag, Batch, Ctl, CtlKind, Mismatch, Mode,
+    corrupt, corrupt_offset, flag_off, pattern, slots, tag, Batch, Ctl, CtlKind, Metric, Mismatch,
     Params, Peer, RemoteBuf, Test, Transport, Wait, CONN_PD_LEN, CTL_LEN, FLAG_LEN, FLAG_PAGE,
     MAGIC_CONN,
 };
 use super::stats::Samples;
 use super::tcp;
-use super::waiter::{Dto, Waiter};
+use super::waiter::{DtoCompletion, Waiter};
 use super::Error;
 
 mod client;
@@ -208,7 +191,7 @@ pub struct Session<'a> {
     /// Reads in flight the client may have (its own and the server's limit).
     pub read_window: u64,
     ctl_pending: Cell<bool>,
-    ctl_early: Cell<Option<Dto>>,
+    ctl_early: Cell<Option<DtoCompletion>>,
     corrupt_at: Option<u64>,
     pub tcp: Option<tcp::Link>,
     pub tcp_bufs: tcp::Bufs,
@@ -315,7 +298,7 @@ impl<'a> Session<'a> {
     /// The next DTO completion of the data phase. A control Send's
     /// completion is noted; a control message that arrives early (the
     /// peer's END before our last completion) is kept for `wait_ctl`.
-    fn next(&self, what: &str) -> Result<Dto, Error> {
+    fn next(&self, what: &str) -> Result<DtoCompletion, Error> {
         loop {
             let d = self.w().next(what)?;
             if !self.set_aside(d)? {
@@ -324,7 +307,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    fn try_next(&self, what: &str) -> Result<Option<Dto>, Error> {
+    fn try_next(&self, what: &str) -> Result<Option<DtoCompletion>, Error> {
         loop {
             match self.w().try_next(what)? {
                 Some(d) if self.set_aside(d)? => {}
@@ -334,7 +317,7 @@ impl<'a> Session<'a> {
     }
 
     /// Takes care of control completions; true if `d` was one.
-    fn set_aside(&self, d: Dto) -> Result<bool, Error> {
+    fn set_aside(&self, d: DtoCompletion) -> Result<bool, Error> {
         match kind_of(d.cookie) {
             K_CTL_SEND => self.ctl_pending.set(false),
             K_CTL_RECV => {
@@ -349,7 +332,7 @@ impl<'a> Session<'a> {
     }
 
     /// The next completion, which must be of `kind`.
-    fn next_of(&self, kind: u64, what: &str) -> Result<Dto, Error> {
+    fn next_of(&self, kind: u64, what: &str) -> Result<DtoCompletion, Error> {
         let d = self.next(what)?;
         if kind_of(d.cookie) != kind {
             return Err(unexpected(d, what));
@@ -579,7 +562,7 @@ impl<'a> Session<'a> {
         transport == Transport::Dat
             && self.p.peer == Peer::Compute
             && (self.p.test == Test::Read
-                || (self.p.test == Test::Write && self.p.mode == Mode::Bw))
+                || (self.p.test == Test::Write && self.p.mode == Metric::Bw))
     }
 
     /// `--peer compute`, server: a busy compute loop over memory of our
@@ -742,7 +725,7 @@ impl<'a> Session<'a> {
     fn cap(&self, size: u64) -> u64 {
         let n = slots(size, self.p.depth);
         let per_slot =
-            self.p.test == Test::Read || (self.p.test == Test::Write && self.p.mode == Mode::Bw);
+            self.p.test == Test::Read || (self.p.test == Test::Write && self.p.mode == Metric::Bw);
         if (self.p.verify || self.mem()) && per_slot {
             n
         } else {
@@ -797,7 +780,9 @@ impl<'a> Session<'a> {
     /// seconds, or the first data mismatch either side saw.
     fn batch(&mut self, to: &Target, b: Batch, times: &mut Vec<u64>) -> Result<f64, Error> {
         let Batch { size, first, count } = b;
-        if to.transport == Transport::Dat && self.p.test == Test::Write && self.p.mode == Mode::Lat
+        if to.transport == Transport::Dat
+            && self.p.test == Test::Write
+            && self.p.mode == Metric::Lat
         {
             // SAFETY: the server writes into our destination only after
             // BEGIN; our previous batch's writes all arrived.
@@ -908,7 +893,7 @@ pub fn cpu_ns() -> u64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-fn unexpected(d: Dto, what: &str) -> Error {
+fn unexpected(d: DtoCompletion, what: &str) -> Error {
     Error(format!(
         "waiting for {what}: unexpected {} completion",
         kind_name(kind_of(d.cookie))

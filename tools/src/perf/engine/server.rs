@@ -34,7 +34,7 @@ impl Session<'_> {
                     }
                     if c.transport == Transport::Dat
                         && self.p.test == Test::Write
-                        && self.p.mode == Mode::Bw
+                        && self.p.mode == Metric::Bw
                     {
                         found = first_of(found, self.check_written(b, self.mem()));
                     }
@@ -117,7 +117,7 @@ impl Session<'_> {
         }
         match (self.p.test, self.p.mode) {
             (Test::Send, _) => self.serve_send(b),
-            (Test::Write, Mode::Lat) => {
+            (Test::Write, Metric::Lat) => {
                 // SAFETY: the client writes into our destination only
                 // after READY; its previous batch's writes all arrived.
                 unsafe { self.data.set(self.dst_off(0, size) + size - 1, 0) };
@@ -126,7 +126,7 @@ impl Session<'_> {
                 let (_, found) = self.write_pingpong(b, false, &mut Vec::new())?;
                 Ok(found)
             }
-            (Test::Write, Mode::Bw) => {
+            (Test::Write, Metric::Bw) => {
                 let compute = self.computes(transport);
                 let poll = self.mem() && !compute;
                 if poll {
@@ -240,7 +240,7 @@ impl Session<'_> {
     fn serve_send(&self, b: Batch) -> Result<Option<Mismatch>, Error> {
         let Batch { size, first, count } = b;
         let n = slots(size, self.p.depth);
-        let lat = self.p.mode == Mode::Lat;
+        let lat = self.p.mode == Metric::Lat;
         let mem = self.mem();
         let ahead = if lat {
             2
