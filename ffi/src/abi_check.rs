@@ -5,6 +5,7 @@
 //! against the generated header, name by name.
 
 use udapl::handle::HandleType;
+use udapl::object::ep::EpState;
 use udapl::object::{attr, evd, event, lmr};
 
 use dat_abi::*;
@@ -16,6 +17,15 @@ macro_rules! same {
 }
 
 same! {
+    EpState::Unconnected.to_dat() => DAT_EP_STATE_UNCONNECTED,
+    EpState::Reserved.to_dat() => DAT_EP_STATE_RESERVED,
+    EpState::PassiveConnectionPending.to_dat() => DAT_EP_STATE_PASSIVE_CONNECTION_PENDING,
+    EpState::ActiveConnectionPending.to_dat() => DAT_EP_STATE_ACTIVE_CONNECTION_PENDING,
+    EpState::TentativeConnectionPending.to_dat() => DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING,
+    EpState::Connected.to_dat() => DAT_EP_STATE_CONNECTED,
+    EpState::DisconnectPending.to_dat() => DAT_EP_STATE_DISCONNECT_PENDING,
+    EpState::Disconnected.to_dat() => DAT_EP_STATE_DISCONNECTED,
+    EpState::CompletionPending.to_dat() => DAT_EP_STATE_COMPLETION_PENDING,
     event::DTO_COMPLETION => DAT_DTO_COMPLETION_EVENT,
     event::RMR_BIND_COMPLETION => DAT_RMR_BIND_COMPLETION_EVENT,
     event::CONNECTION_REQUEST => DAT_CONNECTION_REQUEST_EVENT,

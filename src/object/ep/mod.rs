@@ -90,7 +90,7 @@ pub enum EpState {
 
 impl EpState {
     /// Its `DAT_EP_STATE` value.
-    pub fn to_dat(self) -> u32 {
+    pub const fn to_dat(self) -> u32 {
         match self {
             EpState::Unconnected => 0,
             EpState::Reserved => 2,
