@@ -470,7 +470,7 @@ impl QueuePair for IwarpQp {
         let mut windows = lock(&dev.windows);
         let Some(w) = windows.get_mut(&idx).filter(|w| w.0 == self.cfg.pd.0) else {
             return Err(PostError::Protection(
-                crate::transport::soft::keys::KeyFault::Domain,
+                crate::transport::api::KeyFault::Domain,
             ));
         };
         let rkey = if wr.len == 0 {
