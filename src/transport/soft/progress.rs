@@ -52,7 +52,7 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use crate::sync::lock_anyway as lock;
-use crate::transport::sys;
+use crate::sys;
 
 /// What a source run asks for next.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -98,7 +98,7 @@ struct Engine {
     table: Mutex<Table>,
 }
 
-pub use crate::sync::{fork_generation, inherited};
+pub use crate::sys::{fork_generation, inherited};
 
 /// The engine of this process (a forked child gets a new one).
 static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
