@@ -1,25 +1,10 @@
 //! Whether a range of the process's memory can be registered: every byte
-//! mapped and readable, writable when the registration grants write access,
-//! and in `MAP_SHARED` mappings for a shared-virtual registration. This is
-//! what pinning checks on RDMA hardware.
-//!
-//! The cost does not grow with the number of mappings of the process:
-//! - Linux 6.11+: the `PROCMAP_QUERY` ioctl on a cached descriptor of
-//!   `/proc/self/maps` returns the VMA covering an address with its
-//!   permissions; the range is walked VMA by VMA. One ioctl per VMA of the
-//!   range, so usually one.
-//! - Older kernels (detected once: the ioctl fails with `ENOTTY`/`EINVAL`):
-//!   `mincore` finds holes, then `MADV_POPULATE_READ`/`_WRITE` (Linux 5.14+)
-//!   faults the pages in as pinning would, which fails on missing
-//!   permissions. Without `MADV_POPULATE_*` (before 5.14) only the mapping
-//!   itself is checked, not its permissions. Only a shared registration
-//!   (rare) still reads `/proc/self/maps`, the one place that tells a
-//!   `MAP_SHARED` mapping from a private one.
-//!
-//! The two paths agree except where the VMA flags and a page fault disagree:
-//! a file mapping past the end of its file, or a `VM_IO`/`VM_PFNMAP` device
-//! mapping, passes the ioctl and fails the fallback. `PROT_NONE` memory is
-//! [`MemoryFault::NotReadable`] on both.
+//! mapped and readable, writable when write access is granted, and in
+//! `MAP_SHARED` mappings for a shared-virtual registration (what pinning
+//! checks on RDMA hardware). The cost does not grow with the number of the
+//! process's mappings: the `PROCMAP_QUERY` ioctl, or `mincore` and
+//! `MADV_POPULATE_*` on older kernels (docs/transport.md, "Application
+//! memory access").
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
