@@ -324,8 +324,8 @@ pub fn note_handed() {
 
 /// The progress thread's nice value unless `DAT_PROGRESS_NICE` says
 /// otherwise: a NIC's engine is not a peer of the application's spinning
-/// threads (on 2 cores with both spinning, at nice 0 a message placed for
-/// a memory poller waited up to 2-4 ms for a time slice; at -10, < 150 us).
+/// threads, whose time slices it would otherwise wait for
+/// (docs/transport.md, "Progress: who runs the engine").
 pub const DEFAULT_NICE: i32 = -10;
 
 /// `DAT_PROGRESS_NICE` (-20..19) or [`DEFAULT_NICE`], read once.
