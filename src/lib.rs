@@ -16,6 +16,7 @@ pub mod object;
 pub mod registry;
 pub mod ring;
 mod sync;
+mod sys;
 pub mod transport;
 pub mod wait;
 

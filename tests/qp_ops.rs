@@ -31,11 +31,11 @@ use common::qp::{
     wait_wcs, wc, Got, Mem, Pair, QpOpts, Rec, Request, Scatter, Side, ALL, DEADLINE, GUARD, LO,
     MPA_CRC, REQ_PD,
 };
+use udapl::transport::api::KeyFault;
 use udapl::transport::api::{
     Access, CompletionQueue, Device, DeviceError, PostError, QpConfig, QpState, RecvWr, SendOp,
     SendWr, Sge, Wc, WcOp, WcStatus,
 };
-use udapl::transport::soft::keys::KeyFault;
 use udapl::transport::tcp::{DeviceOptions, IwarpDevice};
 use udapl::transport::SOFTWARE_CAPABILITIES;
 

@@ -9,8 +9,8 @@ use crate::object::attr::{
 };
 use crate::object::ia::{self, Ia};
 use crate::object::{Object, Pz};
+use crate::transport::api::MemoryFault as Fault;
 use crate::transport::api::{Access, DeviceError, MemoryRegion, PdId};
-use crate::transport::soft::memcheck::Fault;
 
 /// `DAT_MEM_PRIV_*` bits.
 pub const PRIV_LOCAL_READ: u32 = 0x01;

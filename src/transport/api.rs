@@ -36,9 +36,6 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use super::soft::keys::KeyFault;
-pub use super::soft::keys::Rights as Access;
-
 use super::Capabilities;
 
 /// A queue pair's number, unique on its device.
@@ -55,6 +52,77 @@ pub struct Sge {
     pub addr: u64,
     pub len: u64,
     pub lkey: u32,
+}
+
+/// Access rights of a registration or binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Access(u32);
+
+impl Access {
+    pub const NONE: Access = Access(0);
+    pub const LOCAL_READ: Access = Access(1);
+    pub const LOCAL_WRITE: Access = Access(2);
+    pub const REMOTE_READ: Access = Access(4);
+    pub const REMOTE_WRITE: Access = Access(8);
+
+    /// Both.
+    pub const fn union(self, o: Access) -> Access {
+        Access(self.0 | o.0)
+    }
+
+    /// The rights in both.
+    pub const fn intersection(self, o: Access) -> Access {
+        Access(self.0 & o.0)
+    }
+
+    /// Every right of `o` is in `self`.
+    pub const fn contains(self, o: Access) -> bool {
+        self.0 & o.0 == o.0
+    }
+
+    /// Any remote right.
+    pub const fn is_remote(self) -> bool {
+        self.0 & (Self::REMOTE_READ.0 | Self::REMOTE_WRITE.0) != 0
+    }
+
+    /// The rights as stored in a key table entry.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The rights [`Access::bits`] returned.
+    pub const fn from_bits(bits: u32) -> Access {
+        Access(bits)
+    }
+}
+
+/// Why a use of registered memory was refused (a key check).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyFault {
+    /// No live registration has this key (forged, stale, freed, or the
+    /// wrong kind: a remote key used locally or the reverse).
+    Key,
+    /// The range is not inside the registration (or wraps around).
+    Bounds,
+    /// The registration does not grant the access.
+    Rights,
+    /// The registration is in another protection zone.
+    Domain,
+}
+
+/// Why a range cannot be registered. When several apply, the first listed
+/// here is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MemoryFault {
+    /// Some byte is not mapped (or the range wraps around the address space).
+    Unmapped,
+    /// Some byte is mapped without read permission (`PROT_NONE`), or
+    /// cannot be faulted in.
+    NotReadable,
+    /// Write access is needed and some byte is read-only.
+    NotWritable,
+    /// A shared registration and some byte is in a private mapping.
+    NotShared,
 }
 
 /// A memory registration: the keys the transport chose for it.
@@ -150,7 +218,7 @@ pub enum DeviceError {
     Resources,
     /// The memory cannot be registered (unmapped, not readable, not
     /// writable though write access was asked for, not shared).
-    Memory(super::soft::memcheck::Fault),
+    Memory(MemoryFault),
     /// An argument the device cannot accept.
     Invalid,
     /// The port (connection qualifier) is in use.
@@ -489,7 +557,7 @@ pub trait Device: Send + Sync {
     /// Registers memory that other processes map too (DAT's shared
     /// virtual memory): as [`Device::register`], and a transport that
     /// shares memory between processes refuses memory that is not shared
-    /// ([`crate::transport::memcheck::Fault::NotShared`]).
+    /// ([`MemoryFault::NotShared`]).
     fn register_shared(
         &self,
         pd: PdId,

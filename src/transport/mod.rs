@@ -11,6 +11,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::sync::Arc;
 
 use crate::error::{DatError, Result, Sub, Type};
+use crate::sys;
 use api::Device;
 pub use tcp::capabilities::{software_capabilities, SOFTWARE_CAPABILITIES};
 
@@ -18,7 +19,6 @@ pub mod api;
 pub mod iwarp;
 pub mod options;
 pub mod soft;
-mod sys;
 pub mod tcp;
 
 /// What a device can do, in transport terms (like verbs' device

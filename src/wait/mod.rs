@@ -93,7 +93,7 @@ impl Sleeper {
         fd.zip(timer).map(|(fd, timer)| Sleeper {
             parker: Arc::new(Parker { fd }),
             timer,
-            gen: crate::sync::fork_generation(),
+            gen: crate::sys::fork_generation(),
         })
     }
 }
@@ -112,7 +112,7 @@ thread_local! {
 fn sleeper() -> Option<std::rc::Rc<Sleeper>> {
     SLEEPER.with(|cell| {
         let mut s = cell.borrow_mut();
-        if s.as_ref().is_none_or(|x| crate::sync::inherited(x.gen)) {
+        if s.as_ref().is_none_or(|x| crate::sys::inherited(x.gen)) {
             *s = Sleeper::new().map(std::rc::Rc::new);
         }
         s.clone()

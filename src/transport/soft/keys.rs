@@ -23,6 +23,7 @@ use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::error::{DatError, Result, Sub};
+use crate::transport::api::{Access, KeyFault};
 
 /// Bits of a key that select the entry.
 pub const INDEX_BITS: u32 = 18;
@@ -35,58 +36,12 @@ const CHUNK_BITS: u32 = 8;
 const CHUNK: usize = 1 << CHUNK_BITS;
 const NCHUNKS: usize = CAPACITY / CHUNK;
 
-/// Access rights of a registration or binding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Rights(u32);
-
-impl Rights {
-    pub const NONE: Rights = Rights(0);
-    pub const LOCAL_READ: Rights = Rights(1);
-    pub const LOCAL_WRITE: Rights = Rights(2);
-    pub const REMOTE_READ: Rights = Rights(4);
-    pub const REMOTE_WRITE: Rights = Rights(8);
-
-    /// Both.
-    pub const fn union(self, o: Rights) -> Rights {
-        Rights(self.0 | o.0)
-    }
-
-    /// The rights in both.
-    pub const fn intersection(self, o: Rights) -> Rights {
-        Rights(self.0 & o.0)
-    }
-
-    /// Every right of `o` is in `self`.
-    pub const fn contains(self, o: Rights) -> bool {
-        self.0 & o.0 == o.0
-    }
-
-    /// Any remote right.
-    pub const fn is_remote(self) -> bool {
-        self.0 & (Self::REMOTE_READ.0 | Self::REMOTE_WRITE.0) != 0
-    }
-}
-
-/// Why a use of memory was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyFault {
-    /// No live registration has this key (forged, stale, freed, or the
-    /// wrong kind: a remote key used locally or the reverse).
-    Key,
-    /// The range is not inside the registration (or wraps around).
-    Bounds,
-    /// The registration does not grant the access.
-    Rights,
-    /// The registration is in another protection zone.
-    Domain,
-}
-
 /// What a check grants: the registered range the key names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Region {
     pub addr: u64,
     pub len: u64,
-    pub rights: Rights,
+    pub rights: Access,
     /// The protection zone (an opaque non-zero id).
     pub pz: u64,
 }
@@ -200,7 +155,7 @@ impl KeyTable {
         let region = Region {
             addr: 0,
             len: 0,
-            rights: Rights::NONE,
+            rights: Access::NONE,
             pz,
         };
         self.allocate(region, false).map(|(idx, _)| idx)
@@ -236,7 +191,7 @@ impl KeyTable {
         self.write(e, |e| {
             e.addr.store(region.addr, Ordering::Relaxed);
             e.len.store(region.len, Ordering::Relaxed);
-            e.rights.store(region.rights.0, Ordering::Relaxed);
+            e.rights.store(region.rights.bits(), Ordering::Relaxed);
             e.pz.store(region.pz, Ordering::Relaxed);
             e.rkey.store(0, Ordering::Relaxed);
             e.lkey.store(lkey, Ordering::Relaxed);
@@ -247,7 +202,7 @@ impl KeyTable {
     /// Gives entry `idx` a new remote key with `rights` over `[addr, addr+len)`
     /// (a registration's rmr_context, or an RMR bind). The previous remote
     /// key of the entry stops working.
-    pub fn grant_remote(&self, idx: u32, addr: u64, len: u64, rights: Rights) -> Result<u32> {
+    pub fn grant_remote(&self, idx: u32, addr: u64, len: u64, rights: Access) -> Result<u32> {
         let mut a = self.lock();
         let idx = idx as usize;
         let e = self
@@ -263,7 +218,7 @@ impl KeyTable {
         self.write(e, |e| {
             e.addr.store(addr, Ordering::Relaxed);
             e.len.store(len, Ordering::Relaxed);
-            e.rights.store(rights.0, Ordering::Relaxed);
+            e.rights.store(rights.bits(), Ordering::Relaxed);
             e.rkey.store(rkey, Ordering::Relaxed);
         });
         Ok(rkey)
@@ -309,7 +264,7 @@ impl KeyTable {
                 Region {
                     addr: e.addr.load(Ordering::Relaxed),
                     len: e.len.load(Ordering::Relaxed),
-                    rights: Rights(e.rights.load(Ordering::Relaxed)),
+                    rights: Access::from_bits(e.rights.load(Ordering::Relaxed)),
                     pz: e.pz.load(Ordering::Relaxed),
                 },
             );
@@ -332,7 +287,7 @@ impl KeyTable {
         key: u32,
         addr: u64,
         len: u64,
-        need: Rights,
+        need: Access,
         pz: Option<u64>,
     ) -> std::result::Result<Region, KeyFault> {
         if key == 0 {
@@ -368,7 +323,7 @@ impl KeyTable {
         key: u32,
         addr: u64,
         len: u64,
-        need: Rights,
+        need: Access,
         pz: Option<u64>,
     ) -> std::result::Result<Region, KeyFault> {
         self.check(Side::Local, key, addr, len, need, pz)
@@ -380,7 +335,7 @@ impl KeyTable {
         key: u32,
         addr: u64,
         len: u64,
-        need: Rights,
+        need: Access,
         pz: Option<u64>,
     ) -> std::result::Result<Region, KeyFault> {
         self.check(Side::Remote, key, addr, len, need, pz)
@@ -391,9 +346,9 @@ impl KeyTable {
 mod tests {
     use super::*;
 
-    const RW: Rights = Rights::LOCAL_READ.union(Rights::LOCAL_WRITE);
+    const RW: Access = Access::LOCAL_READ.union(Access::LOCAL_WRITE);
 
-    fn region(addr: u64, len: u64, rights: Rights) -> Region {
+    fn region(addr: u64, len: u64, rights: Access) -> Region {
         Region {
             addr,
             len,
@@ -409,7 +364,7 @@ mod tests {
         assert_ne!(k, 0);
         assert!(t.check_local(k, 0x1000, 0x100, RW, Some(7)).is_ok());
         assert!(t
-            .check_local(k, 0x10ff, 1, Rights::LOCAL_READ, None)
+            .check_local(k, 0x10ff, 1, Access::LOCAL_READ, None)
             .is_ok());
         assert_eq!(t.check_local(k, 0x10ff, 2, RW, None), Err(KeyFault::Bounds));
         assert_eq!(t.check_local(k, 0xfff, 1, RW, None), Err(KeyFault::Bounds));
@@ -422,11 +377,11 @@ mod tests {
             Err(KeyFault::Domain)
         );
         assert_eq!(
-            t.check_local(k, 0x1000, 1, Rights::REMOTE_READ, None),
+            t.check_local(k, 0x1000, 1, Access::REMOTE_READ, None),
             Err(KeyFault::Rights)
         );
         assert_eq!(
-            t.check_remote(k, 0x1000, 1, Rights::NONE, None),
+            t.check_remote(k, 0x1000, 1, Access::NONE, None),
             Err(KeyFault::Key),
             "a local key is not a remote key"
         );
@@ -465,48 +420,48 @@ mod tests {
     fn remote_keys_and_windows() {
         let t = KeyTable::new();
         let (idx, lk) = t
-            .register(region(0x1000, 0x1000, RW.union(Rights::REMOTE_READ)))
+            .register(region(0x1000, 0x1000, RW.union(Access::REMOTE_READ)))
             .expect("reg");
         let rk = t
-            .grant_remote(idx, 0x1000, 0x1000, RW.union(Rights::REMOTE_READ))
+            .grant_remote(idx, 0x1000, 0x1000, RW.union(Access::REMOTE_READ))
             .expect("grant");
         assert_ne!(rk, lk);
         assert!(t
-            .check_remote(rk, 0x1800, 8, Rights::REMOTE_READ, Some(7))
+            .check_remote(rk, 0x1800, 8, Access::REMOTE_READ, Some(7))
             .is_ok());
         assert_eq!(
-            t.check_remote(rk, 0x1800, 8, Rights::REMOTE_WRITE, None),
+            t.check_remote(rk, 0x1800, 8, Access::REMOTE_WRITE, None),
             Err(KeyFault::Rights)
         );
         let w = t.reserve_window(7).expect("window");
         let wk = t
-            .grant_remote(w, 0x1100, 0x10, Rights::REMOTE_WRITE)
+            .grant_remote(w, 0x1100, 0x10, Access::REMOTE_WRITE)
             .expect("bind");
         assert!(t
-            .check_remote(wk, 0x1100, 0x10, Rights::REMOTE_WRITE, None)
+            .check_remote(wk, 0x1100, 0x10, Access::REMOTE_WRITE, None)
             .is_ok());
         assert_eq!(
-            t.check_local(wk, 0x1100, 1, Rights::NONE, None),
+            t.check_local(wk, 0x1100, 1, Access::NONE, None),
             Err(KeyFault::Key)
         );
         let wk2 = t
-            .grant_remote(w, 0x1100, 0x10, Rights::REMOTE_WRITE)
+            .grant_remote(w, 0x1100, 0x10, Access::REMOTE_WRITE)
             .expect("rebind");
         assert_ne!(wk, wk2);
         assert_eq!(
-            t.check_remote(wk, 0x1100, 1, Rights::NONE, None),
+            t.check_remote(wk, 0x1100, 1, Access::NONE, None),
             Err(KeyFault::Key),
             "rebinding invalidates the old key"
         );
         t.revoke_remote(w);
         assert_eq!(
-            t.check_remote(wk2, 0x1100, 1, Rights::NONE, None),
+            t.check_remote(wk2, 0x1100, 1, Access::NONE, None),
             Err(KeyFault::Key)
         );
         t.deregister(w);
         t.deregister(idx);
         assert_eq!(
-            t.check_remote(rk, 0x1800, 8, Rights::NONE, None),
+            t.check_remote(rk, 0x1800, 8, Access::NONE, None),
             Err(KeyFault::Key)
         );
     }
@@ -520,7 +475,7 @@ mod tests {
                 let mut last = 0;
                 for i in 1..3000u64 {
                     last = t
-                        .grant_remote(idx, i << 20, i << 20, Rights::REMOTE_READ)
+                        .grant_remote(idx, i << 20, i << 20, Access::REMOTE_READ)
                         .expect("grant");
                 }
                 last
@@ -532,7 +487,7 @@ mod tests {
             let last = w.join().expect("writer");
             let i = 2999u64;
             assert!(t
-                .check_remote(last, i << 20, i << 20, Rights::REMOTE_READ, None)
+                .check_remote(last, i << 20, i << 20, Access::REMOTE_READ, None)
                 .is_ok());
         });
     }

@@ -1,28 +1,15 @@
 //! Whether a range of the process's memory can be registered: every byte
-//! mapped and readable, writable when the registration grants write access,
-//! and in `MAP_SHARED` mappings for a shared-virtual registration. This is
-//! what pinning checks on RDMA hardware.
-//!
-//! The cost does not grow with the number of mappings of the process:
-//! - Linux 6.11+: the `PROCMAP_QUERY` ioctl on a cached descriptor of
-//!   `/proc/self/maps` returns the VMA covering an address with its
-//!   permissions; the range is walked VMA by VMA. One ioctl per VMA of the
-//!   range, so usually one.
-//! - Older kernels (detected once: the ioctl fails with `ENOTTY`/`EINVAL`):
-//!   `mincore` finds holes, then `MADV_POPULATE_READ`/`_WRITE` (Linux 5.14+)
-//!   faults the pages in as pinning would, which fails on missing
-//!   permissions. Without `MADV_POPULATE_*` (before 5.14) only the mapping
-//!   itself is checked, not its permissions. Only a shared registration
-//!   (rare) still reads `/proc/self/maps`, the one place that tells a
-//!   `MAP_SHARED` mapping from a private one.
-//!
-//! The two paths agree except where the VMA flags and a page fault disagree:
-//! a file mapping past the end of its file, or a `VM_IO`/`VM_PFNMAP` device
-//! mapping, passes the ioctl and fails the fallback. `PROT_NONE` memory is
-//! [`Fault::NotReadable`] on both.
+//! mapped and readable, writable when write access is granted, and in
+//! `MAP_SHARED` mappings for a shared-virtual registration (what pinning
+//! checks on RDMA hardware). The cost does not grow with the number of the
+//! process's mappings: the `PROCMAP_QUERY` ioctl, or `mincore` and
+//! `MADV_POPULATE_*` on older kernels (docs/transport.md, "Application
+//! memory access").
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use crate::transport::api::MemoryFault;
 
 /// What a registration needs from the memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,32 +20,17 @@ pub struct Need {
     pub shared: bool,
 }
 
-/// Why a range cannot be registered. When several apply, the first listed
-/// here is reported.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Fault {
-    /// Some byte is not mapped (or the range wraps around the address space).
-    Unmapped,
-    /// Some byte is mapped without read permission (`PROT_NONE`), or
-    /// cannot be faulted in.
-    NotReadable,
-    /// Write access is needed and some byte is read-only.
-    NotWritable,
-    /// A shared registration and some byte is in a private mapping.
-    NotShared,
-}
-
 /// Checks that every byte of `[va, va + len)` is mapped, readable, writable
 /// if `need.write`, and in `MAP_SHARED` mappings if `need.shared`.
 ///
 /// Callers never pass `len == 0` (an empty range has no bytes to check and is
 /// accepted).
-pub fn check(va: u64, len: u64, need: Need) -> Result<(), Fault> {
+pub fn check(va: u64, len: u64, need: Need) -> Result<(), MemoryFault> {
     debug_assert!(len > 0, "memcheck::check of an empty range");
     if len == 0 {
         return Ok(());
     }
-    let end = va.checked_add(len).ok_or(Fault::Unmapped)?;
+    let end = va.checked_add(len).ok_or(MemoryFault::Unmapped)?;
     let state = STRATEGY.load(Ordering::Relaxed);
     if state == FALLBACK {
         return fallback::check(va, end, need);
@@ -238,14 +210,14 @@ mod procmap {
 
     /// The verdict for `[va, end)`, or the errno when the ioctl cannot give
     /// one (unsupported kernel, no `/proc`).
-    pub(super) fn check(va: u64, end: u64, need: Need) -> Result<Result<(), Fault>, i32> {
+    pub(super) fn check(va: u64, end: u64, need: Need) -> Result<Result<(), MemoryFault>, i32> {
         let fd = maps_fd()?;
-        let mut worst: Option<Fault> = None;
+        let mut worst: Option<MemoryFault> = None;
         let mut addr = va;
         while addr < end {
             let q = match query(fd, addr) {
                 Ok(Some(q)) => q,
-                Ok(None) => return Ok(Err(Fault::Unmapped)),
+                Ok(None) => return Ok(Err(MemoryFault::Unmapped)),
                 Err(e) => {
                     if e == libc::EBADF
                         || (e == libc::ENOTTY && STRATEGY.load(Ordering::Relaxed) == PROCMAP)
@@ -260,11 +232,11 @@ mod procmap {
                 return Err(libc::EINVAL);
             }
             let fault = if q.vma_flags & VMA_READABLE == 0 {
-                Some(Fault::NotReadable)
+                Some(MemoryFault::NotReadable)
             } else if need.write && q.vma_flags & VMA_WRITABLE == 0 {
-                Some(Fault::NotWritable)
+                Some(MemoryFault::NotWritable)
             } else if need.shared && q.vma_flags & VMA_SHARED == 0 {
-                Some(Fault::NotShared)
+                Some(MemoryFault::NotShared)
             } else {
                 None
             };
@@ -301,23 +273,24 @@ mod fallback {
         }
     }
 
-    pub(super) fn check(va: u64, end: u64, need: Need) -> Result<(), Fault> {
+    pub(super) fn check(va: u64, end: u64, need: Need) -> Result<(), MemoryFault> {
         let page = page_size();
         let start = va & !(page - 1);
-        let stop = end.checked_add(page - 1).ok_or(Fault::Unmapped)? & !(page - 1);
+        let stop = end.checked_add(page - 1).ok_or(MemoryFault::Unmapped)? & !(page - 1);
         let (Ok(start), Ok(len)) = (usize::try_from(start), usize::try_from(stop - start)) else {
-            return Err(Fault::Unmapped);
+            return Err(MemoryFault::Unmapped);
         };
         mapped(start, len, page as usize)?;
         if populate_supported(start) {
             populated(start, len, need.write)?;
         }
         if need.shared {
-            let maps = std::fs::read_to_string("/proc/self/maps").map_err(|_| Fault::Unmapped)?;
+            let maps =
+                std::fs::read_to_string("/proc/self/maps").map_err(|_| MemoryFault::Unmapped)?;
             match mapping_in(&maps, va, end - va) {
                 Some(Mapping::Shared) => {}
-                Some(Mapping::Private) => return Err(Fault::NotShared),
-                None => return Err(Fault::Unmapped),
+                Some(Mapping::Private) => return Err(MemoryFault::NotShared),
+                None => return Err(MemoryFault::Unmapped),
             }
         }
         Ok(())
@@ -325,7 +298,7 @@ mod fallback {
 
     /// `mincore` over the page-aligned `[start, start + len)`: `ENOMEM` means
     /// a hole.
-    fn mapped(start: usize, len: usize, page: usize) -> Result<(), Fault> {
+    fn mapped(start: usize, len: usize, page: usize) -> Result<(), MemoryFault> {
         let mut vec = [0u8; CHUNK_PAGES];
         let mut at = start;
         let mut left = len;
@@ -337,7 +310,7 @@ mod fallback {
             if r != 0 {
                 match errno() {
                     libc::EAGAIN | libc::EINTR => continue,
-                    _ => return Err(Fault::Unmapped),
+                    _ => return Err(MemoryFault::Unmapped),
                 }
             }
             at += n;
@@ -384,7 +357,7 @@ mod fallback {
     /// `ENOMEM` for a hole, `EINVAL` for missing permission, `EFAULT` where
     /// an access would raise `SIGBUS`; which permission is missing is found
     /// by populating for reading.
-    fn populated(start: usize, len: usize, write: bool) -> Result<(), Fault> {
+    fn populated(start: usize, len: usize, write: bool) -> Result<(), MemoryFault> {
         let advice = if write {
             libc::MADV_POPULATE_WRITE
         } else {
@@ -392,12 +365,12 @@ mod fallback {
         };
         match populate(start, len, advice) {
             Ok(()) => Ok(()),
-            Err(libc::ENOMEM) => Err(Fault::Unmapped),
-            Err(_) if !write => Err(Fault::NotReadable),
+            Err(libc::ENOMEM) => Err(MemoryFault::Unmapped),
+            Err(_) if !write => Err(MemoryFault::NotReadable),
             Err(_) => match populate(start, len, libc::MADV_POPULATE_READ) {
-                Ok(()) => Err(Fault::NotWritable),
-                Err(libc::ENOMEM) => Err(Fault::Unmapped),
-                Err(_) => Err(Fault::NotReadable),
+                Ok(()) => Err(MemoryFault::NotWritable),
+                Err(libc::ENOMEM) => Err(MemoryFault::Unmapped),
+                Err(_) => Err(MemoryFault::NotReadable),
             },
         }
     }

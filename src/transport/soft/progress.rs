@@ -52,7 +52,7 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use crate::sync::lock_anyway as lock;
-use crate::transport::sys;
+use crate::sys;
 
 /// What a source run asks for next.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -98,7 +98,7 @@ struct Engine {
     table: Mutex<Table>,
 }
 
-pub use crate::sync::{fork_generation, inherited};
+pub use crate::sys::{fork_generation, inherited};
 
 /// The engine of this process (a forked child gets a new one).
 static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
@@ -324,8 +324,8 @@ pub fn note_handed() {
 
 /// The progress thread's nice value unless `DAT_PROGRESS_NICE` says
 /// otherwise: a NIC's engine is not a peer of the application's spinning
-/// threads (on 2 cores with both spinning, at nice 0 a message placed for
-/// a memory poller waited up to 2-4 ms for a time slice; at -10, < 150 us).
+/// threads, whose time slices it would otherwise wait for
+/// (docs/transport.md, "Progress: who runs the engine").
 pub const DEFAULT_NICE: i32 = -10;
 
 /// `DAT_PROGRESS_NICE` (-20..19) or [`DEFAULT_NICE`], read once.

@@ -5,63 +5,23 @@
 //! up, draining).
 
 use std::io::{ErrorKind, Read};
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::{
-    device::DRAIN_TIMEOUT,
-    qp::{
-        EstablishedConn, Inner, IwarpQp, Nudge, OwnedCmEvent, Phase, PumpStatus, Sock, NUDGES,
-        NUDGE_FIRST,
-    },
-    rx::{PayloadDest, LOOKAHEAD, PEEK_MAX, SCRATCH},
+    setup_read::{peek_feed, SetupRead},
     socket::{connect_done, set_linger_zero, tcp_mss, tune_socket, write_small},
+    state::{
+        EstablishedConn, Inner, IwarpQp, Nudge, OwnedCmEvent, PayloadDest, Phase, PumpStatus, Sock,
+        DRAIN_TIMEOUT, LOOKAHEAD, NUDGES, NUDGE_FIRST, PEEK_MAX, SCRATCH,
+    },
 };
 use crate::transport::api::{Wc, WcOp, WcStatus};
 use crate::transport::iwarp::conn::{Conn, ConnConfig, ConnState, RxPlan, SharedRecv, TxPlan};
 use crate::transport::iwarp::setup::{InitiatorEvent, ResponderEvent};
 use crate::transport::iwarp::wire::FpduReader;
-
-/// What feeding a setup with peeked bytes did.
-pub(super) enum SetupRead<E> {
-    Nothing,
-    Progress,
-    Event(E),
-    Failed,
-}
-
-/// Peeks at the socket, feeds `feed`, consumes what it took.
-pub(super) fn peek_feed<E, Er>(
-    stream: &TcpStream,
-    mut feed: impl FnMut(&[u8]) -> Result<crate::transport::iwarp::setup::Progress<E>, Er>,
-) -> SetupRead<E> {
-    let mut buf = [0u8; 1024];
-    let n = match stream.peek(&mut buf) {
-        Ok(0) => return SetupRead::Failed,
-        Ok(n) => n,
-        Err(e) if e.kind() == ErrorKind::WouldBlock => return SetupRead::Nothing,
-        Err(_) => return SetupRead::Failed,
-    };
-    let Ok(p) = feed(&buf[..n]) else {
-        return SetupRead::Failed;
-    };
-    let mut left = p.consumed;
-    while left > 0 {
-        match (&*stream).read(&mut buf[..left]) {
-            Ok(0) => return SetupRead::Failed,
-            Ok(k) => left -= k,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return SetupRead::Failed,
-        }
-    }
-    match p.event {
-        Some(e) => SetupRead::Event(e),
-        None if p.consumed > 0 => SetupRead::Progress,
-        None => SetupRead::Nothing,
-    }
-}
 
 impl IwarpQp {
     /// Setup finished: build the engine, replay early receives.
@@ -385,40 +345,5 @@ impl IwarpQp {
                 }
             }
         }
-    }
-}
-
-/// The socket of the queue pair's phase, if it has one.
-pub(super) fn sock_of(inner: &Inner) -> Option<&Sock> {
-    match &inner.phase {
-        Phase::Connecting { stream, .. }
-        | Phase::Accepting { stream, .. }
-        | Phase::Draining { stream, .. } => Some(stream),
-        Phase::Up(up) => Some(&up.stream),
-        Phase::Idle | Phase::Closed => None,
-    }
-}
-
-/// The next time the queue pair's phase must be stepped whatever happens
-/// on its socket, and the socket whose registration runs it then.
-pub(super) fn phase_deadline(inner: &Inner) -> Option<(&Sock, Instant)> {
-    match &inner.phase {
-        Phase::Connecting {
-            deadline, stream, ..
-        }
-        | Phase::Accepting {
-            deadline, stream, ..
-        }
-        | Phase::Draining { deadline, stream } => Some((stream, *deadline)),
-        Phase::Up(up) => [
-            up.closing,
-            up.not_ready.as_ref().map(|n| n.1),
-            up.nudge.as_ref().map(|n| n.at),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .map(|d| (&up.stream, d)),
-        Phase::Idle | Phase::Closed => None,
     }
 }

@@ -5,78 +5,59 @@
 //! rejects them.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{ErrorKind, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::io::ErrorKind;
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::{
-    cm::{peek_feed, SetupRead},
     listener::IwarpListener,
     options::DeviceOptions,
-    qp::{Inner, IwarpQp, OwnedCmEvent, Phase, Sock},
     socket::write_small,
     srq::IwarpSrq,
+    state::{DeviceShared, Inner, IwarpQp, OwnedCmEvent, Phase, Sock},
 };
 use crate::sync::lock_anyway as lock;
 use crate::transport::api::{
-    Access, CmEvent, CmHandler, CompletionQueue, Device, DeviceError, KeyFault, Listener,
-    MemoryRegion, PdId, QpConfig, QpNum, QueuePair, SharedReceiveQueue, WindowId,
+    Access, CmHandler, CompletionQueue, Device, DeviceError, KeyFault, Listener, MemoryRegion,
+    PdId, QpConfig, QpNum, QueuePair, SharedReceiveQueue, WindowId,
 };
-use crate::transport::iwarp::conn::{RecvRing, MAX_SGE};
-use crate::transport::iwarp::setup::{AcceptConfig, Responder, ResponderEvent, RTR_TIMEOUT};
+use crate::transport::iwarp::conn::{RecvRing, SharedRecv, MAX_SGE};
+use crate::transport::iwarp::setup::{AcceptConfig, RTR_TIMEOUT};
 use crate::transport::soft::cq::{Cq, Feeder};
 use crate::transport::soft::keys::{KeyTable, Region};
 use crate::transport::soft::memcheck::{self, Need};
-use crate::transport::soft::progress::{self, Reg, Run, Source};
+use crate::transport::soft::progress::{self, Source};
 use crate::transport::Capabilities;
 
-/// Largest FPDU this device sends.
-pub(super) const MAX_FPDU: usize = 65535;
-/// How long a graceful close waits for the peer's end of stream.
-pub(super) const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a Send that found no posted receive waits for one, unless
-/// [`IwarpDevice::set_rnr_timeout`] says otherwise.
+/// [`DeviceShared::set_rnr_timeout`] says otherwise.
 pub const DEFAULT_RNR_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// An opened software RDMA NIC speaking iWARP over TCP.
 pub struct IwarpDevice {
-    pub(super) caps: Capabilities,
-    pub(super) opts: DeviceOptions,
+    /// What its queue pairs, shared receive queues and listeners reach it
+    /// for (`self.keys`, `self.opts`, … through `Deref`).
+    pub(super) shared: Arc<DeviceShared>,
     /// Fork generation at open: in a child the device is the parent's.
     pub(super) gen: u32,
     pub(super) addr: IpAddr,
-    pub(super) keys: KeyTable,
     pub(super) next_pd: AtomicU64,
     /// Protection domains allocated and not yet deallocated.
     pub(super) pds: Mutex<HashSet<u64>>,
     pub(super) next_qp: AtomicU32,
-    pub(super) next_req: AtomicU64,
     pub(super) cqs: Mutex<Vec<Weak<Cq>>>,
-    pub(super) qps: Mutex<HashMap<QpNum, Weak<IwarpQp>>>,
     pub(super) listeners: Mutex<Vec<Weak<IwarpListener>>>,
-    pub(super) pending: Mutex<HashMap<u64, Pending>>,
-    /// The receiver-not-ready time, in nanoseconds.
-    pub(super) rnr_timeout: AtomicU64,
-    /// Memory windows: key-table index → protection domain and the index
-    /// of the registration the window is bound to.
-    pub(super) windows: Mutex<HashMap<u32, (u64, Option<u32>)>>,
     pub(super) srqs: Mutex<Vec<Weak<IwarpSrq>>>,
-    pub(super) me: Weak<IwarpDevice>,
 }
 
-/// A connection a listener took, until the DAT layer decides.
-pub(super) struct Pending {
-    /// Watched by the progress thread (dropped before the stream).
-    pub(super) reg: Option<Reg>,
-    pub(super) stream: TcpStream,
-    pub(super) resp: Responder,
-    pub(super) deadline: Instant,
-    pub(super) reported: bool,
-    pub(super) cm: Arc<dyn CmHandler>,
-    pub(super) port: u16,
+impl std::ops::Deref for IwarpDevice {
+    type Target = DeviceShared;
+    fn deref(&self) -> &DeviceShared {
+        &self.shared
+    }
 }
 
 impl IwarpDevice {
@@ -87,41 +68,30 @@ impl IwarpDevice {
 
     /// Opens a device whose address is `addr`, with `opts`.
     pub fn open_with(addr: IpAddr, caps: Capabilities, opts: DeviceOptions) -> Arc<IwarpDevice> {
-        Arc::new_cyclic(|me| IwarpDevice {
+        let shared = Arc::new_cyclic(|me| DeviceShared {
             caps,
             opts,
-            gen: progress::fork_generation(),
-            addr,
             keys: KeyTable::new(),
-            next_pd: AtomicU64::new(1),
-            pds: Mutex::new(HashSet::new()),
-            next_qp: AtomicU32::new(1),
             next_req: AtomicU64::new(1),
-            cqs: Mutex::new(Vec::new()),
             qps: Mutex::new(HashMap::new()),
-            listeners: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             rnr_timeout: AtomicU64::new(
                 u64::try_from(opts.rnr_timeout.as_nanos()).unwrap_or(u64::MAX),
             ),
             windows: Mutex::new(HashMap::new()),
-            srqs: Mutex::new(Vec::new()),
             me: me.clone(),
+        });
+        Arc::new(IwarpDevice {
+            shared,
+            gen: progress::fork_generation(),
+            addr,
+            next_pd: AtomicU64::new(1),
+            pds: Mutex::new(HashSet::new()),
+            next_qp: AtomicU32::new(1),
+            cqs: Mutex::new(Vec::new()),
+            listeners: Mutex::new(Vec::new()),
+            srqs: Mutex::new(Vec::new()),
         })
-    }
-
-    /// How long a Send that finds no posted receive holds its connection
-    /// (the device stops reading it) before the connection is terminated
-    /// and the sender's Send completes receiver-not-ready. Applies to Sends
-    /// that arrive after the call.
-    pub fn set_rnr_timeout(&self, t: Duration) {
-        let ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
-        self.rnr_timeout.store(ns, Ordering::Relaxed);
-    }
-
-    /// The receiver-not-ready time ([`IwarpDevice::set_rnr_timeout`]).
-    pub fn rnr_timeout(&self) -> Duration {
-        Duration::from_nanos(self.rnr_timeout.load(Ordering::Relaxed))
     }
 
     /// The options the device was opened with.
@@ -161,75 +131,6 @@ impl IwarpDevice {
 
     pub(super) fn find_qp(&self, num: QpNum) -> Option<Arc<IwarpQp>> {
         lock(&self.qps).get(&num).and_then(Weak::upgrade)
-    }
-
-    /// Reads the Requests of pending connections; reports complete ones.
-    pub(super) fn progress_pending(&self) -> bool {
-        let mut events = Vec::new();
-        let mut any = false;
-        {
-            let mut p = lock(&self.pending);
-            let mut dead = Vec::new();
-            let now = Instant::now();
-            for (&id, pend) in p.iter_mut() {
-                if pend.reported {
-                    // The DAT layer decides (an accept of a request whose
-                    // initiator gave up fails as AcceptFailed); the entry
-                    // goes with that decision or with its listener.
-                    continue;
-                }
-                match peek_feed(&pend.stream, |b| pend.resp.feed(b)) {
-                    SetupRead::Nothing => {
-                        if now >= pend.deadline {
-                            dead.push(id);
-                        }
-                    }
-                    SetupRead::Event(ResponderEvent::Request(req)) => {
-                        any = true;
-                        pend.reported = true;
-                        let remote = pend.stream.peer_addr();
-                        let local = pend.stream.local_addr();
-                        if let (Ok(remote), Ok(local)) = (remote, local) {
-                            events.push((
-                                pend.cm.clone(),
-                                id,
-                                remote,
-                                local,
-                                pend.port,
-                                req.private_data,
-                            ));
-                        } else {
-                            dead.push(id);
-                        }
-                    }
-                    SetupRead::Event(ResponderEvent::Refused { reply, .. }) => {
-                        let _ = (&pend.stream).write_all(&reply);
-                        dead.push(id);
-                    }
-                    SetupRead::Event(ResponderEvent::Established(_)) | SetupRead::Failed => {
-                        dead.push(id)
-                    }
-                    SetupRead::Progress => any = true,
-                }
-            }
-            for id in dead {
-                p.remove(&id);
-                any = true;
-            }
-        }
-        for (cm, request, remote, local, port, pd) in events {
-            cm.event(
-                None,
-                CmEvent::ConnectRequest {
-                    request,
-                    remote,
-                    local,
-                    port,
-                    private_data: &pd,
-                },
-            );
-        }
-        any
     }
 }
 
@@ -468,7 +369,7 @@ impl Device for IwarpDevice {
             acks_left: AtomicBool::new(false),
             rx_more: AtomicBool::new(false),
             tx_more: AtomicBool::new(false),
-            srq: srq.clone(),
+            srq: srq.clone().map(|s| s as Arc<dyn SharedRecv>),
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
                 pre_recv,
@@ -634,13 +535,5 @@ impl Device for IwarpDevice {
             any |= Feeder::progress(&*q);
         }
         any
-    }
-}
-
-impl Source for IwarpDevice {
-    /// Pending connections: their Requests and deadlines.
-    fn run(&self) -> Run {
-        self.progress_pending();
-        Run::default()
     }
 }

@@ -8,13 +8,62 @@ use std::sync::atomic::{fence, Ordering};
 use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
-use super::{
-    cm::{phase_deadline, sock_of},
-    qp::{Inner, IwarpQp, QpGuard},
-};
+use super::state::{phase_deadline, sock_of, Inner, IwarpQp};
 use crate::sync::lock_anyway as lock;
 use crate::transport::soft::cq::Feeder;
 use crate::transport::soft::progress::{self, Reg, Run, Source};
+
+/// A queue pair's lock held by an application thread (or a test): when it
+/// is let go, the engine runs for what the progress thread handed over
+/// meanwhile ([`IwarpQp::after_unlock`]).
+pub(super) struct QpGuard<'a> {
+    pub(super) qp: &'a IwarpQp,
+    pub(super) inner: Option<MutexGuard<'a, Inner>>,
+    /// Runs `after_unlock` on drop (unset by `into_raw`).
+    pub(super) check: bool,
+    /// Only looked ([`IwarpQp::look`]): on drop, a run handed over
+    /// meanwhile goes back to the progress thread.
+    pub(super) look: bool,
+}
+
+impl<'a> QpGuard<'a> {
+    /// The plain lock: the caller lets go and calls `after_unlock` itself.
+    pub(super) fn into_raw(mut self) -> MutexGuard<'a, Inner> {
+        self.check = false;
+        self.look = false;
+        self.inner
+            .take()
+            .expect("a QpGuard holds its lock until dropped")
+    }
+}
+
+impl std::ops::Deref for QpGuard<'_> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        self.inner
+            .as_deref()
+            .expect("a QpGuard holds its lock until dropped")
+    }
+}
+
+impl std::ops::DerefMut for QpGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        self.inner
+            .as_deref_mut()
+            .expect("a QpGuard holds its lock until dropped")
+    }
+}
+
+impl Drop for QpGuard<'_> {
+    fn drop(&mut self) {
+        drop(self.inner.take());
+        if self.check {
+            self.qp.after_unlock();
+        } else if self.look {
+            self.qp.hand_back();
+        }
+    }
+}
 
 impl IwarpQp {
     /// Steps the engine with the lock held, lets go, reports the event;
@@ -61,31 +110,6 @@ impl IwarpQp {
         }
         self.run_hooks();
         any
-    }
-
-    /// Has the progress thread watch the socket for what only it would
-    /// notice: nothing while an application thread drives the queue pair
-    /// (it takes the input and pushes the output itself), else input, and
-    /// output while bytes wait for socket space. (Acknowledgements left for
-    /// a spinner's next post go with it, with its next step, or with the
-    /// completion queue's check, `Feeder::flush`.)
-    pub(super) fn watch(&self, inner: &Inner) {
-        if let Some(sock) = sock_of(inner) {
-            let driven = self.driven();
-            sock.watch(!driven, !driven && self.tx_blocked.load(Ordering::Relaxed));
-        }
-    }
-
-    /// Whether an application thread spins on one of its completion
-    /// queues (and none sleeps there): it steps again in a moment.
-    pub(super) fn spun(&self) -> bool {
-        self.send_cq.spun() || self.recv_cq.spun()
-    }
-
-    /// Whether an application thread drives the queue pair (spins on or
-    /// sleeps on one of its completion queues: [`Cq::driven`]).
-    pub(super) fn driven(&self) -> bool {
-        self.send_cq.driven() || self.recv_cq.driven()
     }
 
     /// The queue pair's lock, for any thread but the progress thread:

@@ -8,19 +8,19 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use super::{
-    device::{IwarpDevice, Pending, MAX_FPDU},
     socket::{tune_socket, write_small},
+    state::{DeviceShared, Pending, MAX_FPDU},
 };
 use crate::sync::lock_anyway as lock;
 use crate::transport::api::{CmHandler, DeviceError, Listener};
 use crate::transport::iwarp::setup::{Responder, ResponderConfig, MAX_PD_IN, REQUEST_TIMEOUT};
 use crate::transport::soft::progress::{self, Reg, Run, Source};
 
-/// A listening port of an [`IwarpDevice`].
+/// A listening port of an [`IwarpDevice`](super::IwarpDevice).
 pub struct IwarpListener {
     /// Watched by the progress thread (dropped before the sockets).
     pub(super) regs: Mutex<Vec<Reg>>,
-    pub(super) dev: Weak<IwarpDevice>,
+    pub(super) dev: Weak<DeviceShared>,
     /// The device's address, then loopback if that is another address;
     /// emptied by [`Listener::close`].
     pub(super) socks: Mutex<Vec<TcpListener>>,

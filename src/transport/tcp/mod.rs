@@ -10,6 +10,10 @@
 //! - Objects made before a `fork()` are the parent's in the child: they
 //!   refuse work and their closing leaves shared kernel state alone.
 //!
+//! Modules depend one way, bottom up: `socket` and `setup_read`; `state`
+//! (the queue pair's and the device's shared state); `tx`, `rx`; `cm`;
+//! `drive`; `qp`; `srq`, `listener`; `device`.
+//!
 //! docs/transport.md describes the data path, RNR and overruns.
 
 pub mod capabilities;
@@ -21,8 +25,10 @@ pub mod options;
 mod ports;
 pub mod qp;
 mod rx;
+mod setup_read;
 mod socket;
 pub mod srq;
+mod state;
 #[cfg(test)]
 mod tests;
 mod tx;
@@ -30,5 +36,6 @@ mod tx;
 pub use device::{IwarpDevice, DEFAULT_RNR_TIMEOUT};
 pub use listener::IwarpListener;
 pub use options::DeviceOptions;
-pub use qp::IwarpQp;
 pub use srq::IwarpSrq;
+pub use state::DeviceShared;
+pub use state::IwarpQp;

@@ -10,9 +10,11 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::{
-    device::IwarpDevice,
-    qp::{EstablishedConn, IwarpQp, PumpStatus},
     socket::peek,
+    state::{
+        DeviceShared, EstablishedConn, IwarpQp, PayloadDest, PumpStatus, LOOKAHEAD, PEEK_MAX,
+        PEEK_MIN, SCRATCH,
+    },
 };
 use crate::transport::api::{Wc, WcStatus};
 use crate::transport::iwarp::conn::{Fault, RxAction, MAX_SGE};
@@ -20,36 +22,9 @@ use crate::transport::iwarp::wire::{RxEvent, RxNeed, Segment};
 use crate::transport::soft::keys::KeyTable;
 use crate::transport::soft::memio::{self, IoError, IoPlan, RawSeg, RecvGather};
 
-/// Largest peek at an FPDU boundary: messages up to 8 KiB (and the ack
-/// reads and responses travelling with them) arrive whole in one. After a
-/// large payload the next peek is [`PEEK_MIN`], so a stream of large FPDUs
-/// copies little twice.
-pub(super) const PEEK_MAX: usize = 8192 + 128;
-/// Peek while a large transfer streams: just the next header.
-pub(super) const PEEK_MIN: usize = 128;
-/// Bytes of the next FPDU read along with a payload: no FPDU header is
-/// shorter (a tagged one is 2 + 14).
-pub(super) const LOOKAHEAD: usize = 16;
-/// Receive sink for bytes already taken from a peek.
-pub(super) const SCRATCH: usize = 256;
-
 /// Bytes one step receives before it lets the transmit side and the
 /// caller have their turn.
 pub(super) const RX_BUDGET: usize = 256 * 1024;
-
-/// Where the current segment's payload goes.
-pub(super) enum PayloadDest {
-    None,
-    Place {
-        segs: [RawSeg; MAX_SGE],
-        nsegs: usize,
-        off: u64,
-    },
-    Inline {
-        len: usize,
-        off: usize,
-    },
-}
 
 impl IwarpQp {
     /// Reads and places FPDUs until the socket is empty. `thorough`: until
@@ -245,7 +220,7 @@ impl IwarpQp {
         &self,
         up: &mut EstablishedConn,
         keys: &KeyTable,
-        dev: &IwarpDevice,
+        dev: &DeviceShared,
     ) -> Batch {
         let want = up.peek_len.min(PEEK_MAX);
         let n = match peek(&up.stream, &mut up.peek[..want]) {
@@ -400,7 +375,7 @@ impl IwarpQp {
         up: &mut EstablishedConn,
         r: Result<Option<RxEvent>, crate::transport::iwarp::wire::FpduError>,
         keys: &KeyTable,
-        dev: &IwarpDevice,
+        dev: &DeviceShared,
         sink: &mut impl FnMut(Wc),
     ) -> Option<PumpStatus> {
         match r {

@@ -4,15 +4,15 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-use super::{device::IwarpDevice, qp::IwarpQp};
+use super::state::{DeviceShared, IwarpQp};
 use crate::sync::lock_anyway as lock;
 use crate::transport::api::{DeviceError, PostError, RecvWr, SharedReceiveQueue};
 use crate::transport::iwarp::conn::{RecvRing, RqEntry, SharedRecv};
 
-/// A shared receive queue of an [`IwarpDevice`]: one ring of receives that
+/// A shared receive queue of an [`IwarpDevice`](super::IwarpDevice): one ring of receives that
 /// the connections of its queue pairs take from, oldest first.
 pub struct IwarpSrq {
-    pub(super) dev: Weak<IwarpDevice>,
+    pub(super) dev: Weak<DeviceShared>,
     pub(super) pd: u64,
     pub(super) max_sge: u32,
     pub(super) ring: Mutex<RecvRing>,

@@ -960,7 +960,8 @@ fn a_deallocated_pd_takes_no_registration() {
 
 #[test]
 fn register_checks_the_memory() {
-    use crate::transport::soft::memcheck::{Fault, TestPages};
+    use crate::transport::api::MemoryFault;
+    use crate::transport::soft::memcheck::TestPages;
     let dev = IwarpDevice::open(LO, SOFTWARE_CAPABILITIES);
     let pd = dev.alloc_pd().expect("pd");
     let rw = Access::LOCAL_READ.union(Access::LOCAL_WRITE);
@@ -973,16 +974,16 @@ fn register_checks_the_memory() {
     assert_eq!(
         dev.register(pd, a + page as u64, page as u64, Access::LOCAL_READ)
             .err(),
-        Some(DeviceError::Memory(Fault::Unmapped))
+        Some(DeviceError::Memory(MemoryFault::Unmapped))
     );
     assert_eq!(
         dev.register(pd, a, page as u64, rw).err(),
-        Some(DeviceError::Memory(Fault::NotWritable))
+        Some(DeviceError::Memory(MemoryFault::NotWritable))
     );
     let remote_write = Access::LOCAL_READ.union(Access::REMOTE_WRITE);
     assert_eq!(
         dev.register(pd, a, page as u64, remote_write).err(),
-        Some(DeviceError::Memory(Fault::NotWritable))
+        Some(DeviceError::Memory(MemoryFault::NotWritable))
     );
     let ro = dev
         .register(pd, a, page as u64, Access::LOCAL_READ)

@@ -6,41 +6,10 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::{
-    qp::{EstablishedConn, Inner, IwarpQp, Phase, PumpStatus},
     socket::write_small,
+    state::{EstablishedConn, Inner, IwarpQp, Phase, PumpStatus, TxBatch, TxCur, TX_BATCH},
 };
-use crate::transport::iwarp::conn::{TxToken, MAX_SGE};
 use crate::transport::soft::memio::{self, IoError, IoPlan, RawSeg};
-
-/// An FPDU being written.
-pub(super) struct TxCur {
-    pub(super) head: [u8; 128],
-    pub(super) head_len: usize,
-    pub(super) segs: [RawSeg; MAX_SGE],
-    pub(super) nsegs: usize,
-    pub(super) payload: u64,
-    pub(super) trailer: [u8; 8],
-    pub(super) trailer_len: usize,
-    /// Bytes of it written.
-    pub(super) sent: u64,
-    pub(super) token: TxToken,
-}
-
-impl Default for TxCur {
-    fn default() -> TxCur {
-        TxCur {
-            head: [0; 128],
-            head_len: 0,
-            segs: [RawSeg::default(); MAX_SGE],
-            nsegs: 0,
-            payload: 0,
-            trailer: [0; 8],
-            trailer_len: 0,
-            sent: 0,
-            token: TxToken::NONE,
-        }
-    }
-}
 
 impl TxCur {
     pub(super) fn total(&self) -> u64 {
@@ -65,21 +34,10 @@ impl TxCur {
 /// have their turn.
 pub(super) const TX_BUDGET: usize = 512 * 1024;
 
-/// Most FPDUs planned ahead and written together.
-pub(super) const TX_BATCH: usize = 8;
 /// FPDUs up to this size share `sendmsg` calls (and so TCP segments).
 pub(super) const TX_SMALL: u64 = 4096;
 /// Bytes after which no more FPDUs are planned into a batch.
 pub(super) const TX_BATCH_BYTES: u64 = 256 * 1024;
-
-/// FPDUs planned and being written, in order.
-#[derive(Default)]
-pub(super) struct TxBatch {
-    pub(super) fpdus: [TxCur; TX_BATCH],
-    /// Planned, and written completely.
-    pub(super) n: usize,
-    pub(super) done: usize,
-}
 
 impl TxBatch {
     pub(super) fn busy(&self) -> bool {

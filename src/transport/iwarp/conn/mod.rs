@@ -34,8 +34,9 @@
 use std::collections::TryReserveError;
 
 use crate::ring::{Fifo, SeqRing};
+use crate::transport::api::{Access, KeyFault};
 use crate::transport::api::{PostError, QpNum, RecvWr, SendOp, SendWr, Sge, Wc, WcOp, WcStatus};
-use crate::transport::soft::keys::{KeyFault, KeyTable, Rights};
+use crate::transport::soft::keys::KeyTable;
 
 use super::wire::{
     self, DdpTagged, DdpUntagged, FpduError, FpduTx, Header, RdmapOperation, RdmapProtection,

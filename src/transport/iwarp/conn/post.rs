@@ -136,7 +136,7 @@ impl Conn {
     pub(super) fn check_sgl(
         &self,
         sgl: &[Sge],
-        need: Rights,
+        need: Access,
         keys: &KeyTable,
     ) -> Result<([Sge; MAX_SGE], u64), PostError> {
         if sgl.len() > self.cfg.max_sge as usize {
@@ -167,8 +167,8 @@ impl Conn {
             return Err(PostError::QueueFull);
         }
         let need = match wr.op {
-            SendOp::RdmaRead { .. } => Rights::LOCAL_WRITE,
-            _ => Rights::LOCAL_READ,
+            SendOp::RdmaRead { .. } => Access::LOCAL_WRITE,
+            _ => Access::LOCAL_READ,
         };
         let (sges, len) = self.check_sgl(wr.sgl, need, keys)?;
         if matches!(wr.op, SendOp::RdmaRead { .. }) && self.consumer_ord == 0 {
@@ -238,7 +238,7 @@ impl Conn {
         if self.rq.len() == self.rq.capacity() {
             return Err(PostError::QueueFull);
         }
-        let (sges, len) = self.check_sgl(wr.sgl, Rights::LOCAL_WRITE, keys)?;
+        let (sges, len) = self.check_sgl(wr.sgl, Access::LOCAL_WRITE, keys)?;
         self.rq.push(RqEntry {
             wr_id: wr.wr_id,
             sges,

@@ -95,7 +95,7 @@ impl RqEntry {
         let mut len = 0u64;
         for (k, s) in wr.sgl.iter().enumerate() {
             if s.len > 0 {
-                keys.check_local(s.lkey, s.addr, s.len, Rights::LOCAL_WRITE, Some(pz))
+                keys.check_local(s.lkey, s.addr, s.len, Access::LOCAL_WRITE, Some(pz))
                     .map_err(PostError::Protection)?;
             }
             sges[k] = *s;

@@ -68,7 +68,7 @@ impl Conn {
             Ulp::RdmaWrite { stag, to } => {
                 if len > 0 {
                     if let Err(f) =
-                        keys.check_remote(stag, to, len, Rights::REMOTE_WRITE, Some(self.cfg.pd))
+                        keys.check_remote(stag, to, len, Access::REMOTE_WRITE, Some(self.cfg.pd))
                     {
                         return Err(self.fail(tagged_protection(f, to, len), sink));
                     }
@@ -99,7 +99,7 @@ impl Conn {
                         req.source_stag,
                         req.source_to,
                         size,
-                        Rights::REMOTE_READ,
+                        Access::REMOTE_READ,
                         Some(self.cfg.pd),
                     ) {
                         return Err(self.fail(protection(f, req.source_to, size), sink));

@@ -6,10 +6,10 @@ use crate::transport::soft::keys::Region;
 use crate::transport::soft::memio;
 
 const PD: u64 = 7;
-const ALL: Rights = Rights::LOCAL_READ
-    .union(Rights::LOCAL_WRITE)
-    .union(Rights::REMOTE_READ)
-    .union(Rights::REMOTE_WRITE);
+const ALL: Access = Access::LOCAL_READ
+    .union(Access::LOCAL_WRITE)
+    .union(Access::REMOTE_READ)
+    .union(Access::REMOTE_WRITE);
 
 /// Registered test memory; the Vec never grows, so its address is stable.
 struct Mem {
@@ -61,7 +61,7 @@ impl Side {
         }
     }
 
-    fn mem(&self, len: usize, rights: Rights, pz: u64) -> Mem {
+    fn mem(&self, len: usize, rights: Access, pz: u64) -> Mem {
         let v: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
         let addr = v.as_ptr() as u64;
         let (idx, lkey) = self
@@ -628,7 +628,7 @@ fn rnr_expiry_terminates_and_the_send_completes_receiver_not_ready() {
 
 /// Name, write target (address, rkey), rights and zone of the target
 /// memory, the Terminate error expected.
-type Case = (&'static str, fn(&Mem) -> (u64, u32), Rights, u64, TermError);
+type Case = (&'static str, fn(&Mem) -> (u64, u32), Access, u64, TermError);
 
 #[test]
 fn remote_access_violations_terminate_and_place_nothing() {
@@ -657,7 +657,7 @@ fn remote_access_violations_terminate_and_place_nothing() {
         (
             "rights",
             |m| (m.addr(), m.rkey),
-            Rights::LOCAL_WRITE.union(Rights::REMOTE_READ),
+            Access::LOCAL_WRITE.union(Access::REMOTE_READ),
             PD,
             TermError::RdmapProtection(RdmapProtection::AccessRights),
         ),
@@ -797,7 +797,7 @@ fn read_rtr_taken_moves_the_inbound_read_msn() {
 fn read_of_a_bad_source_completes_remote_access() {
     let (mut a, mut b) = pair(true, true);
     let sink = a.mem(64, ALL, PD);
-    let src = b.mem(64, Rights::LOCAL_READ.union(Rights::REMOTE_WRITE), PD);
+    let src = b.mem(64, Access::LOCAL_READ.union(Access::REMOTE_WRITE), PD);
     let op = SendOp::RdmaRead {
         remote_addr: src.addr(),
         rkey: src.rkey,
@@ -870,7 +870,7 @@ fn flush_completes_every_request_once_in_order() {
 fn posts_are_checked() {
     let (mut a, _b) = pair(false, true);
     let m = a.mem(64, ALL, PD);
-    let ro = a.mem(64, Rights::LOCAL_READ, PD);
+    let ro = a.mem(64, Access::LOCAL_READ, PD);
     let other = a.mem(64, ALL, 9);
     let post = |a: &mut Side, op, sgl: &[Sge]| {
         let wr = SendWr {

@@ -21,11 +21,11 @@ const SHARED_RW: Need = Need {
 
 /// Both strategies on the same range; the ioctl one is skipped (with a
 /// note) on kernels without `PROCMAP_QUERY`.
-fn both(va: u64, len: u64, need: Need) -> Result<(), Fault> {
+fn both(va: u64, len: u64, need: Need) -> Result<(), MemoryFault> {
     let end = va.checked_add(len);
     let fb = match end {
         Some(end) => fallback::check(va, end, need),
-        None => Err(Fault::Unmapped),
+        None => Err(MemoryFault::Unmapped),
     };
     if let Some(end) = end {
         match procmap::check(va, end, need) {
@@ -126,7 +126,7 @@ fn heap_buffer() {
     assert_eq!(both(a, 4096, RW), Ok(()));
     assert_eq!(both(a + 1, 17, RW), Ok(()));
     assert!(v.iter().all(|&b| b == 7), "contents unchanged");
-    assert_eq!(both(a, 4096, SHARED), Err(Fault::NotShared));
+    assert_eq!(both(a, 4096, SHARED), Err(MemoryFault::NotShared));
 }
 
 #[test]
@@ -134,7 +134,7 @@ fn read_only_neighbour() {
     let m = Map::private(2);
     m.protect(1, 1, libc::PROT_READ);
     let mid = m.page(1) - 8;
-    assert_eq!(both(mid, 16, RW), Err(Fault::NotWritable));
+    assert_eq!(both(mid, 16, RW), Err(MemoryFault::NotWritable));
     assert_eq!(both(mid, 16, RO), Ok(()));
     assert_eq!(both(m.page(0), 8, RW), Ok(()));
 }
@@ -143,25 +143,31 @@ fn read_only_neighbour() {
 fn hole_is_unmapped() {
     let m = Map::private(3);
     m.unmap(1, 1);
-    assert_eq!(both(m.page(0), 3 * page(), RO), Err(Fault::Unmapped));
-    assert_eq!(both(m.page(0) + 8, page(), RW), Err(Fault::Unmapped));
-    assert_eq!(both(m.page(1), 1, RO), Err(Fault::Unmapped));
+    assert_eq!(both(m.page(0), 3 * page(), RO), Err(MemoryFault::Unmapped));
+    assert_eq!(both(m.page(0) + 8, page(), RW), Err(MemoryFault::Unmapped));
+    assert_eq!(both(m.page(1), 1, RO), Err(MemoryFault::Unmapped));
     assert_eq!(both(m.page(2), page(), RW), Ok(()));
     // A hole beats any other fault in the range.
     m.protect(0, 1, libc::PROT_READ);
-    assert_eq!(both(m.page(0), 3 * page(), RW), Err(Fault::Unmapped));
+    assert_eq!(both(m.page(0), 3 * page(), RW), Err(MemoryFault::Unmapped));
 }
 
 #[test]
 fn prot_none_is_not_readable() {
     let m = Map::private(2);
     m.protect(1, 1, libc::PROT_NONE);
-    assert_eq!(both(m.page(1), 8, RO), Err(Fault::NotReadable));
-    assert_eq!(both(m.page(0), 2 * page(), RW), Err(Fault::NotReadable));
+    assert_eq!(both(m.page(1), 8, RO), Err(MemoryFault::NotReadable));
+    assert_eq!(
+        both(m.page(0), 2 * page(), RW),
+        Err(MemoryFault::NotReadable)
+    );
     assert_eq!(both(m.page(0), page(), RW), Ok(()));
     // Not readable is reported before not writable.
     m.protect(0, 1, libc::PROT_READ);
-    assert_eq!(both(m.page(0), 2 * page(), RW), Err(Fault::NotReadable));
+    assert_eq!(
+        both(m.page(0), 2 * page(), RW),
+        Err(MemoryFault::NotReadable)
+    );
 }
 
 #[test]
@@ -170,25 +176,25 @@ fn shared_and_private() {
     let p = Map::private(1);
     assert_eq!(both(s.page(0), 2 * page(), SHARED), Ok(()));
     assert_eq!(both(s.page(0) + 3, 100, SHARED_RW), Ok(()));
-    assert_eq!(both(p.page(0), page(), SHARED), Err(Fault::NotShared));
+    assert_eq!(both(p.page(0), page(), SHARED), Err(MemoryFault::NotShared));
     s.protect(1, 1, libc::PROT_READ);
     assert_eq!(
         both(s.page(0), 2 * page(), SHARED_RW),
-        Err(Fault::NotWritable)
+        Err(MemoryFault::NotWritable)
     );
     assert_eq!(both(s.page(0), 2 * page(), SHARED), Ok(()));
 }
 
 #[test]
 fn wrap_and_kernel_half() {
-    assert_eq!(both(u64::MAX - 10, 100, RO), Err(Fault::Unmapped));
-    assert_eq!(both(u64::MAX, 1, RO), Err(Fault::Unmapped));
+    assert_eq!(both(u64::MAX - 10, 100, RO), Err(MemoryFault::Unmapped));
+    assert_eq!(both(u64::MAX, 1, RO), Err(MemoryFault::Unmapped));
     assert_eq!(
         both(u64::MAX - page() + 1, page() - 1, RO),
-        Err(Fault::Unmapped)
+        Err(MemoryFault::Unmapped)
     );
-    assert_eq!(both(1 << 63, 4096, RW), Err(Fault::Unmapped));
-    assert_eq!(both(0, 4096, RO), Err(Fault::Unmapped));
+    assert_eq!(both(1 << 63, 4096, RW), Err(MemoryFault::Unmapped));
+    assert_eq!(both(0, 4096, RO), Err(MemoryFault::Unmapped));
 }
 
 #[test]
@@ -211,12 +217,18 @@ fn many_mappings() {
     let p = page();
     assert_eq!(both(m.page(100), p, RW), Ok(()));
     assert_eq!(both(m.page(101), p, RO), Ok(()));
-    assert_eq!(both(m.page(101), p, RW), Err(Fault::NotWritable));
+    assert_eq!(both(m.page(101), p, RW), Err(MemoryFault::NotWritable));
     assert_eq!(both(m.page(1000), 200 * p, RO), Ok(()));
-    assert_eq!(both(m.page(1000), 200 * p, RW), Err(Fault::NotWritable));
+    assert_eq!(
+        both(m.page(1000), 200 * p, RW),
+        Err(MemoryFault::NotWritable)
+    );
     m.unmap(15_001, 1);
-    assert_eq!(both(m.page(15_000), 3 * p, RO), Err(Fault::Unmapped));
-    assert_eq!(both(m.page(19_998), 2 * p, SHARED), Err(Fault::NotShared));
+    assert_eq!(both(m.page(15_000), 3 * p, RO), Err(MemoryFault::Unmapped));
+    assert_eq!(
+        both(m.page(19_998), 2 * p, SHARED),
+        Err(MemoryFault::NotShared)
+    );
     let s = Map::new(1, libc::MAP_SHARED);
     assert_eq!(both(s.page(0), p, SHARED_RW), Ok(()));
 }
@@ -235,7 +247,7 @@ fn fork_reopens() {
         // SAFETY: unmapping the child's copy of the test mapping.
         unsafe { libc::munmap(a as *mut libc::c_void, page() as usize) };
         let code = match check(a, 8, RW) {
-            Err(Fault::Unmapped) => 0,
+            Err(MemoryFault::Unmapped) => 0,
             _ => 1,
         };
         // SAFETY: leaves the child without running the parent's test harness.

@@ -1,10 +1,13 @@
 //! memio's tests: transfers and copies over real sockets and mappings, faults in the middle, the pipe fallback.
 
+use super::copy::{copy_raw, pipe_copy, vm_copy, MODE, MODE_PIPE, MODE_VM};
 use super::*;
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
 
 const PAGE: usize = 4096;
 

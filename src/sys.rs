@@ -1,6 +1,7 @@
-//! Operating-system calls of the transport layer that are neither socket
-//! I/O nor application memory: network interfaces, the progress thread's
-//! priority, epoll interest of descriptors known by number.
+//! The core's operating-system calls that are neither socket I/O nor
+//! application memory: network interfaces, the progress thread's priority,
+//! epoll interest of descriptors known by number, the fork handler. Every
+//! `unsafe` block here has its `// SAFETY:` line.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
@@ -105,6 +106,34 @@ pub(crate) fn interface_addresses() -> Vec<IfAddr> {
     // SAFETY: `head` came from getifaddrs and is freed once.
     unsafe { libc::freeifaddrs(head) };
     out
+}
+
+/// Counts fork()s into a child (set by a `pthread_atfork` handler).
+static FORK_GEN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static ATFORK: std::sync::Once = std::sync::Once::new();
+
+extern "C" fn forked_child() {
+    FORK_GEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The current fork generation: what a process makes remembers it, and
+/// what was made before a fork() is inherited (the parent's) in the child.
+/// Installs the fork handler on first use.
+pub fn fork_generation() -> u32 {
+    ATFORK.call_once(|| {
+        // SAFETY: registers a handler that only increments an atomic (an
+        // async-signal-safe operation, as a child handler requires).
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forked_child));
+        }
+    });
+    FORK_GEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// True in a child for what was made (at generation `gen`) before the
+/// fork: it shares descriptors with the parent and must not use them.
+pub fn inherited(gen: u32) -> bool {
+    FORK_GEN.load(std::sync::atomic::Ordering::Relaxed) != gen
 }
 
 #[cfg(test)]
