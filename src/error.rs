@@ -8,8 +8,6 @@ use std::fmt;
 
 /// Error class bit of a `DAT_RETURN`.
 pub const CLASS_ERROR: u32 = 0x8000_0000;
-/// Warning class bit of a `DAT_RETURN`.
-pub const CLASS_WARNING: u32 = 0x4000_0000;
 /// Bits 29–16: the type.
 pub const TYPE_MASK: u32 = 0x3FFF_0000;
 /// Bits 15–0: the subtype.

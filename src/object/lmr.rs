@@ -9,7 +9,7 @@ use crate::object::attr::{
 };
 use crate::object::ia::{self, Ia};
 use crate::object::{Object, Pz};
-use crate::transport::api::MemoryFault as Fault;
+use crate::transport::api::MemoryFault;
 use crate::transport::api::{Access, DeviceError, MemoryRegion, PdId};
 
 /// `DAT_MEM_PRIV_*` bits.
@@ -261,7 +261,7 @@ fn check_range(ia: &Ia, va: u64, len: u64) -> Result<()> {
 /// privileges) and a full key table are out of resources.
 fn register_error(e: DeviceError) -> DatError {
     match e {
-        DeviceError::Memory(Fault::NotShared) => ia::invalid_state(),
+        DeviceError::Memory(MemoryFault::NotShared) => ia::invalid_state(),
         // The PZ's protection domain is gone: freed meanwhile.
         DeviceError::Invalid | DeviceError::NotFound => DatError::handle(Sub::HandlePz),
         _ => DatError::resources(Sub::ResourceMemoryRegion),
