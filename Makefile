@@ -206,7 +206,7 @@ bench: lib $(BENCH_BIN) $(STUB_LIB)
 	$(MAKE) bench-progress
 
 # Latency, bandwidth, message and connection rates of the iWARP queue pairs
-# next to the same patterns over raw TCP sockets (src/bin/qp_bench.rs).
+# next to the same patterns over raw TCP sockets (src/bin/qp_bench/).
 qp-bench:
 	$(CARGO) build --release --bin qp_bench
 	@mkdir -p $(dir $(QP_OUT))

@@ -82,9 +82,9 @@ row() {
     printf '%-44s %12s  %s\n' "$name" "$i" "$s"
 }
 row "raw TCP (write + read per message)" 'ls_loop_tcp*' $ep --lockstep @N@ --skip-ours
-row "queue pairs (qp_bench lockstep)" 'qp_bench::lockstep_loop' $qp lockstep @N@
+row "queue pairs (qp_bench lockstep)" 'qp_bench::lockstep::lockstep_loop' $qp lockstep @N@
 row "DAT C API ($style, $lib)" 'ls_loop_dat*' $ep --lockstep @N@ --skip-tcp --style $style
 printf '%-44s %12s\n' "idle CQ poll (queue pairs)" \
-    "$(per_rt e 'qp_bench::lockstep_empty' $qp lockstep @N@ 8 idle)"
+    "$(per_rt e 'qp_bench::lockstep::lockstep_empty' $qp lockstep @N@ 8 idle)"
 printf '%-44s %12s\n' "empty EVD dequeue (DAT, $lib)" \
     "$(per_rt e 'ls_empty_dat*' $ep --lockstep @N@ --skip-tcp --idle)"

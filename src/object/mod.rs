@@ -1,33 +1,13 @@
 //! The DAT objects: state machines, checks and events, written once for
 //! every transport.
 //!
-//! **Liveness.** Whether an object is live is decided by its handle slot
-//! alone ([`crate::handle`]): lookups read it without locks, and freeing an
-//! object retires its handle (exactly one racing free wins). The IA keeps the
-//! list of its children for closing and for in-use counts; that list is
-//! ownership, not a second opinion on liveness.
-//!
-//! **Dependencies** go one way: event, attr, segment; ia; pz; lmr; rmr;
-//! srq; cno; ep; evd; sp (each uses only those before it). Where a lower
-//! object calls a higher one, it does so through a trait it defines:
-//! [`ia::AsyncSink`], `cno::CnoEvd`, `ep::EpEvd` (the EVD implements
-//! them) and [`rmr::BindQueue`] (the EP).
-//!
-//! **Lock order** (a thread may take a later lock while holding an earlier
-//! one, never the reverse):
-//! 1. the IA's structural state ([`ia::Ia`], creating/freeing children);
-//! 2. one object's own state: an EVD queue, a CNO's state, an RMR binding;
-//! 3. leaf locks, under which nothing else is taken: the IA's async-EVD
-//!    pointer, a key table's writer lock, a notifier's sleeper list, the
-//!    handle allocator.
-//!
-//! Events are posted with no lock held: an EVD releases its queue lock
-//! before it triggers its CNO, notifies a sleeper, or reports its overflow
-//! to the async EVD (which takes only the leaf async-EVD lock and then that
-//! EVD's queue lock). Consumer callbacks (CNO proxy agents) run with no lock
-//! held. A mutex poisoned by a panic makes the objects it guards answer
-//! `DAT_INTERNAL_ERROR` from then on instead of running on half-updated
-//! state.
+//! Invariants: an object is live while its handle slot says so
+//! ([`crate::handle`]); modules depend one way, a lower object calling a
+//! higher one through a trait it defines (docs/architecture.md, "The DAT
+//! object layer"). Lock order: the IA's structural state ([`ia::Ia`]), then
+//! one object's own state, then leaf locks; events are posted and consumer
+//! callbacks run with no lock held; a mutex poisoned by a panic makes the
+//! objects it guards answer `DAT_INTERNAL_ERROR`.
 
 pub mod attr;
 pub mod cno;

@@ -1,35 +1,13 @@
 //! The queue-pair interface every transport implements, shaped like verbs
 //! plus rdma_cm so that the rdma-core transport maps onto it one to one and
-//! the software transports (iWARP over TCP, shared memory) fit as well.
+//! the software transports fit as well: a [`Device`] with protection domains,
+//! memory registration, [`CompletionQueue`]s, [`QueuePair`]s and [`Listener`]s.
 //!
-//! ```text
-//!   DAT layer:  IA        PZ      LMR / RMR         EVD (DTO)   EP            PSP / RSP / CR
-//!                │         │         │                 │         │                 │
-//!   transport:  Device ─ pd ──── register / window ── Cq ────── QueuePair ──── Listener + CmHandler
-//! ```
-//!
-//! - A [`Device`] is an opened adapter: capabilities, address, protection
-//!   domains, memory registration (the transport chooses the keys: they are
-//!   the DAT contexts), memory windows, completion queues, shared receive
-//!   queues, queue pairs and listeners.
-//! - Work requests borrow their scatter lists ([`SendWr`], [`RecvWr`]):
-//!   posting allocates nothing and the consumer's IOV is free again when
-//!   the post returns (`DAT_IOV_CONSUMER`).
-//! - Every posted work request completes exactly once on its queue's
-//!   [`CompletionQueue`] — unsignalled successful sends excepted — in
-//!   posting order per queue; a broken or disconnected queue pair flushes
-//!   what is outstanding ([`WcStatus::Flushed`]).
-//! - Completion queues are polled ([`CompletionQueue::poll`] never blocks
-//!   and drives the transport's engine for the queue pairs that feed it, so
-//!   the thread that waits for a completion produces it: no thread hop);
-//!   they can be armed for one notification and expose a descriptor to
-//!   sleep on.
-//! - Connection management is asynchronous: calls start an exchange, and
-//!   the outcome arrives as a [`CmEvent`] through the [`CmHandler`] given
-//!   when the queue pair or listener was created.
-//!
-//! A transport never sees DAT objects, handles or events, and the DAT layer
-//! never sees sockets.
+//! Invariants: posting borrows the scatter list and allocates nothing; every
+//! posted work request completes exactly once (unsignalled successful sends
+//! excepted), in posting order per queue; [`CompletionQueue::poll`] never
+//! blocks. A transport never sees DAT objects, handles or events, and the
+//! DAT layer never sees sockets. The whole contract: docs/transport.md.
 
 use std::net::SocketAddr;
 use std::os::fd::BorrowedFd;

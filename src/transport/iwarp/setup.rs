@@ -1,25 +1,12 @@
 //! MPA connection setup (RFC 5044 / RFC 6581) on an already-connected TCP
-//! byte stream, without I/O: the caller moves the bytes and the clock.
+//! byte stream, without I/O: the caller moves the bytes and runs the clock.
+//! An [`Initiator`] and a [`Responder`] are fed the stream and say what to
+//! send and when the connection is established (with its `Negotiated`
+//! parameters), refused or failed.
 //!
-//! - **Initiator** ([`Initiator`]): send [`Initiator::request`] in one
-//!   `write()`, then [`Initiator::feed`] the stream until it reports
-//!   [`InitiatorEvent::Established`] (send its `tx`, the RTR, before any
-//!   FPDU) or [`InitiatorEvent::Rejected`]. Bytes after the Reply are never
-//!   consumed: they belong to the FPDU stream.
-//! - **Responder** ([`Responder`]): [`Responder::feed`] the stream until it
-//!   reports [`ResponderEvent::Request`]; the DAT layer then calls
-//!   [`Responder::accept`] (send the Reply; if an RTR is due, keep feeding
-//!   until [`ResponderEvent::Established`]) or [`Responder::reject`] (send
-//!   the Reply, close). A Request with markers is answered by
-//!   [`ResponderEvent::Refused`] carrying a reject Reply to send before
-//!   closing.
-//! - **Time**: no clocks here. The caller arms [`REPLY_TIMEOUT`] (initiator),
-//!   [`REQUEST_TIMEOUT`] and [`RTR_TIMEOUT`] (responder) and reports expiry
-//!   with `timed_out()`, an end of stream with `closed()`; both return the
-//!   final error.
-//!
-//! docs/wire.md lists setup's decisions (frames, IRD/ORD, RTR, private
-//! data, markers).
+//! Invariants: bytes after the MPA frames are never consumed (they belong
+//! to the FPDU stream); no clocks here, the caller arms the timeouts and
+//! reports expiry. How to drive it, and its decisions: docs/wire.md.
 
 use std::fmt;
 use std::time::Duration;

@@ -1,31 +1,12 @@
-//! The software completion queue: a ring allocated at creation, the
-//! notification machinery, and the list of engines that feed it.
+//! The software completion queue: a ring allocated at creation, one-shot
+//! notification, and the list of engines that feed it.
 //!
-//! - Producers (the protocol engines of the queue pairs that use this queue
-//!   for sends or receives) push completions with [`Cq::push`]; consumers
-//!   take them with [`CompletionQueue::poll`], which first runs every
-//!   feeder's engine once ([`Feeder::progress`]), so the polling thread
-//!   produces the completions it waits for.
-//! - The ring has a mutex of its own (held for a copy in or out, never
-//!   while an engine runs) and is reserved at creation and resize: pushing
-//!   and polling never allocate. A push into a full ring fails: an overrun,
-//!   which the device reports as a fatal asynchronous error, as verbs does.
-//! - [`CompletionQueue::arm`] asks for one notification; the next pushed
-//!   completion that matches (any, or a solicited receive or an error when
-//!   armed solicited-only) disarms the queue, makes the notification
-//!   eventfd readable and runs the hook. Only the thread that sleeps on the
-//!   queue consumes a notification ([`CompletionQueue::clear_notification`],
-//!   before it arms and looks a last time): re-arming (the CNO hook does it
-//!   after every notification) never swallows one a sleeper has yet to see.
-//! - Two epoll descriptors: [`CompletionQueue::input_fd`] over the feeders'
-//!   sockets ([`Cq::watch`]), and [`CompletionQueue::wait_fd`] over that
-//!   one and the eventfd. A thread waiting on this queue sleeps on the
-//!   second until a notification fires or data arrives for one of its
-//!   connections (which it then places itself); a thread waiting on
-//!   several queues through their hooks (a CNO) sleeps on the first of
-//!   each.
-//! - The feeder list is an immutable snapshot replaced when queue pairs are
-//!   attached or detached (`arc-swap`): polling reads it without a lock.
+//! Invariants: [`CompletionQueue::poll`] first runs every feeder's engine
+//! once, so the polling thread produces the completions it waits for; the
+//! ring's mutex is never held while an engine runs; pushing and polling
+//! never allocate (a push into a full ring is an overrun); a notification
+//! is consumed only by the thread that sleeps on the queue. Notification,
+//! wait descriptors and overruns: docs/transport.md.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};

@@ -3,20 +3,10 @@
 //! of memory goes through — a local DTO segment, an incoming RDMA access,
 //! an LMR sync call.
 //!
-//! A key is `generation << 18 | index`. The index selects an entry of the
-//! table; the 14 generation bits are drawn from the operating system's
-//! random source at every registration and differ from the entry's previous
-//! generation, so a peer cannot guess a key it was not given, and a key of a
-//! freed registration fails (always for the entry's previous registration,
-//! and with probability 1 − 2⁻¹⁴ for older ones). Key 0 is never valid.
-//! One entry carries a local key and, when remote access was granted, a
-//! remote key with its own generation: knowing one reveals nothing of the
-//! other.
-//!
-//! The check takes no lock and writes nothing shared: every entry is a
-//! sequence lock. Writers (register, deregister, bind) are serialised by the
-//! table's mutex and make the sequence odd while they change an entry;
-//! readers read the fields between two even, equal sequence values.
+//! Invariants: a key is `generation << 18 | index`, its generation drawn at
+//! random at every registration, and key 0 is never valid; the check takes
+//! no lock and writes nothing shared (every entry is a sequence lock,
+//! writers are serialised by the table's mutex). Details: docs/transport.md.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};

@@ -1,45 +1,13 @@
-//! The background progress thread: the software NIC's engine, which moves
-//! data on arrival whether or not an application thread is in the library.
+//! The background progress thread: the software NIC's engine, which runs
+//! each registered [`Source`] when its descriptor reports an arrival or its
+//! timer is due, whether or not an application thread is in the library.
 //!
-//! - One thread per process, started when the first [`Source`] is
-//!   registered and ended when the last one goes (the last close); it is
-//!   detached, so process exit never waits for it. After `fork()` the
-//!   child has no such thread and must not use what it inherited: a
-//!   registration in the child starts a fresh engine (new epoll instance)
-//!   and the parent's is left alone.
-//! - Every descriptor is watched edge-triggered and never re-armed: a new
-//!   arrival (data, a close, a connection) or new socket space wakes the
-//!   thread, which runs the source at once. What a descriptor is watched
-//!   for is its owner's choice ([`Reg::watch`]): a queue pair stops
-//!   watching for input while an application thread spins or sleeps on
-//!   its completion queues (that thread takes the data itself; waking this
-//!   one too would only preempt it), and watches for output only while
-//!   bytes wait for socket space. An idle connection costs nothing.
-//! - Applications that poll or wait drive their own queue pairs with no
-//!   thread hop; everything else (an application that polls its memory or
-//!   computes) is run here on arrival, so data placement, RDMA Read
-//!   responses and acknowledgements never wait for the application. A
-//!   source the thread finds busy (an application thread holds it) is
-//!   handed to the holder, which runs it again when it lets go
-//!   ([`Source::run`] says how; the queue pairs' "kick").
-//! - Timers: a source may ask to be run at a time (connect, accept and RTR
-//!   deadlines, receiver-not-ready expiry, graceful-close drain, the check
-//!   that ends a completion queue's driven state), or at once again (it
-//!   stopped at a budget with more already there: no new edge will say
-//!   so). Sources with timers only ([`register_timer`]) have no
-//!   descriptor. No timer is in the path of arriving data.
-//! - Priority: Linux's scheduler lets a woken thread preempt a spinning
-//!   one, but at the same nice value not always at once: with the
-//!   application spinning on every core, a wake-up waited for a time slice
-//!   (milliseconds). So the thread asks for nice -10 ([`DEFAULT_NICE`],
-//!   `DAT_PROGRESS_NICE`), as a NIC's interrupt outranks the application;
-//!   it only sleeps in epoll, so the higher weight costs nothing idle.
-//!   Where the process may not raise a priority it keeps the process's
-//!   (the thread is named `udapl-progress` for `chrt`/`renice`).
-//! - Locks: the engine's own mutex guards the source table and the timer
-//!   heap, and is never held while a source runs. Sources may register,
-//!   unregister and schedule while holding their own locks (order: source
-//!   lock → engine mutex).
+//! Invariants: one detached thread per process (per fork generation), from
+//! the first registration to the last; descriptors are edge-triggered,
+//! never re-armed, and watched for what their owner asks ([`Reg::watch`]);
+//! a source found busy is handed to its holder ([`Source::run`]); the
+//! engine's mutex is never held while a source runs (lock order: source
+//! lock → engine mutex). How it shares the work: docs/transport.md.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};

@@ -1,35 +1,13 @@
-//! One established iWARP connection's protocol engine, without I/O.
+//! One established iWARP connection's protocol engine, without I/O: it owns
+//! a queue pair's queues (send, receive, outbound and inbound reads) and
+//! MSNs, and says what to send ([`Conn::next_tx`]), where to place what
+//! arrives ([`Conn::rx_header`]) and what completed; the caller moves the
+//! bytes (sockets and `memio` in the transport, plain copies in the tests).
 //!
-//! The engine owns the queues of one queue pair (send queue, receive queue,
-//! outbound-read table, inbound-read table) and the per-queue MSNs, and
-//! says what to send, where to place what arrives and what completed. The
-//! caller moves the bytes (sockets and `memio` in the transport, plain
-//! copies in the tests) and drives it:
-//!
-//! - **Posting**: [`Conn::post_send`], [`Conn::post_recv`] check the work
-//!   request (SGE count, depth, every local segment against the key table,
-//!   total length ≤ 2³¹) and copy it into a preallocated slot.
-//! - **Transmit**: [`Conn::next_tx`] fills a [`TxPlan`]: the FPDU's head
-//!   bytes, application pieces `(addr, len)` to gather, engine-owned inline
-//!   bytes (Terminate bodies; already counted in the CRC), then the caller
-//!   feeds the pieces to [`TxPlan::payload`] (or [`TxPlan::payload_crc`])
-//!   and writes [`TxPlan::trailer`]. When the whole FPDU is written the
-//!   caller calls [`Conn::tx_done`]; plans are produced one at a time.
-//! - **Receive**: for each segment header the [`wire::FpduReader`] yields,
-//!   [`Conn::rx_header`] checks it (keys *before* any byte moves) and says
-//!   where the payload goes ([`RxAction`], [`RxPlan`]); after the reader's
-//!   `Done` (CRC checked) the caller calls [`Conn::rx_done`], which is where
-//!   things complete. [`RxAction::NotReady`]: a Send found no receive; stop
-//!   reading, call `rx_header` again with the same segment after a
-//!   `post_recv`, or [`Conn::rnr_expired`] when the RNR time is over.
-//! - **Errors**: a violation returns [`Fault::Protocol`] with the Terminate
-//!   error; the engine has queued that Terminate for `next_tx` (the last
-//!   FPDU it produces), completed the offending local request if any, and
-//!   flushed everything else. A received Terminate completes the request it
-//!   names with the mapped status and flushes the rest.
-//!
-//! docs/transport.md lists the engine's decisions (completion order and
-//! points, read sinks, remote access errors, flush order, interleaving).
+//! Invariants: every local segment and every inbound tagged access is
+//! checked against the key table before a byte moves; each work request
+//! completes exactly once; after a protocol fault the last FPDU produced is
+//! the Terminate. How to drive it, and its decisions: docs/wire.md.
 
 use std::collections::TryReserveError;
 
