@@ -180,9 +180,14 @@ code_table! {
 }
 
 /// A DAT error: the full `DAT_RETURN` value, error class bit set, and for
-/// `DAT_INVALID_PARAMETER` which input of the call was invalid.
+/// `DAT_INVALID_PARAMETER` which input of the call was invalid. One word:
+/// the input rides in the subtype field, marked by [`INPUT_MARK`] (DAT
+/// subtypes stop at 0x66), until the C layer numbers it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DatError(u32, Option<Input>);
+pub struct DatError(u32);
+
+/// Marks a subtype field that holds an [`Input`]'s index, not a DAT subtype.
+const INPUT_MARK: u32 = 0x8000;
 
 macro_rules! inputs {
     ($($variant:ident => $cname:literal,)*) => {
@@ -314,17 +319,20 @@ pub type Result<T> = std::result::Result<T, DatError>;
 impl DatError {
     /// `DAT_CLASS_ERROR | ty | sub`.
     pub const fn new(ty: Type, sub: Sub) -> Self {
-        DatError(CLASS_ERROR | ty as u32 | sub as u32, None)
+        DatError(CLASS_ERROR | ty as u32 | sub as u32)
     }
 
     /// `DAT_INVALID_PARAMETER`: `input` of the call is invalid.
     pub const fn invalid(input: Input) -> Self {
-        DatError(CLASS_ERROR | Type::InvalidParameter as u32, Some(input))
+        DatError(CLASS_ERROR | Type::InvalidParameter as u32 | INPUT_MARK | input as u32)
     }
 
     /// The input an invalid-parameter error names.
     pub const fn input(self) -> Option<Input> {
-        self.1
+        if self.0 & INPUT_MARK == 0 {
+            return None;
+        }
+        Some(Input::ALL[(self.0 & (INPUT_MARK - 1)) as usize])
     }
 
     /// This error as returned by a C function whose prototype's parameters
@@ -332,11 +340,11 @@ impl DatError {
     /// invalid input. `None` if the input is not one of `params` (or past
     /// the tenth), a mistake of the caller.
     pub fn code_in(self, params: &[&str]) -> Option<u32> {
-        let Some(input) = self.1 else {
+        let Some(input) = self.input() else {
             return Some(self.0);
         };
         let n = params.iter().position(|p| *p == input.c_name())?;
-        (n < 10).then(|| self.0 | (Sub::Arg1 as u32 + n as u32))
+        (n < 10).then(|| self.code() | (Sub::Arg1 as u32 + n as u32))
     }
 
     /// `DAT_INVALID_HANDLE` with the given subtype.
@@ -362,24 +370,28 @@ impl DatError {
     /// The full 32-bit `DAT_RETURN` (for an invalid input, without the
     /// argument number: see [`DatError::code_in`]).
     pub const fn code(self) -> u32 {
-        self.0
+        if self.0 & INPUT_MARK != 0 {
+            self.0 & !SUBTYPE_MASK
+        } else {
+            self.0
+        }
     }
 
     /// The type field.
     pub const fn type_bits(self) -> u32 {
-        self.0 & TYPE_MASK
+        self.code() & TYPE_MASK
     }
 
     /// The subtype field.
     pub const fn subtype_bits(self) -> u32 {
-        self.0 & SUBTYPE_MASK
+        self.code() & SUBTYPE_MASK
     }
 }
 
 impl fmt::Debug for DatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DatError(0x{:08x} {})", self.0, self)?;
-        match self.1 {
+        write!(f, "DatError(0x{:08x} {})", self.code(), self)?;
+        match self.input() {
             Some(i) => write!(f, "[{}]", i.c_name()),
             None => Ok(()),
         }
@@ -459,6 +471,12 @@ mod tests {
         assert_eq!(e.code_in(&["ep_handle"]), None);
         let other = DatError::handle(Sub::HandleEp);
         assert_eq!(other.code_in(&post_rdma_read), Some(other.code()));
+        for (i, input) in Input::ALL.iter().enumerate() {
+            assert_eq!(*input as usize, i, "ALL is in declaration order");
+            assert_eq!(DatError::invalid(*input).input(), Some(*input));
+        }
+        assert!(Input::ALL.len() < INPUT_MARK as usize);
+        assert_eq!(std::mem::size_of::<DatError>(), 4);
         let names: std::collections::HashSet<_> = Input::ALL.iter().map(|i| i.c_name()).collect();
         assert_eq!(
             names.len(),
