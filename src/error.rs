@@ -328,6 +328,7 @@ impl DatError {
     }
 
     /// The input an invalid-parameter error names.
+    #[inline]
     pub const fn input(self) -> Option<Input> {
         if self.0 & INPUT_MARK == 0 {
             return None;
@@ -369,6 +370,7 @@ impl DatError {
 
     /// The full 32-bit `DAT_RETURN` (for an invalid input, without the
     /// argument number: see [`DatError::code_in`]).
+    #[inline]
     pub const fn code(self) -> u32 {
         if self.0 & INPUT_MARK != 0 {
             self.0 & !SUBTYPE_MASK

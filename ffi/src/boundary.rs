@@ -33,6 +33,7 @@ pub(crate) fn run<T>(f: impl FnOnce() -> udapl::Result<T>) -> udapl::Result<T> {
 /// `DAT_SUCCESS` or the error code of a function whose C prototype has the
 /// parameters `params` (in order): an invalid input becomes the
 /// `DAT_INVALID_ARGn` of its parameter.
+#[inline]
 pub(crate) fn code(r: udapl::Result<()>, params: &[&str]) -> DAT_RETURN {
     match r {
         Ok(()) => 0,
@@ -41,7 +42,18 @@ pub(crate) fn code(r: udapl::Result<()>, params: &[&str]) -> DAT_RETURN {
 }
 
 /// [`code`] for an error.
+#[inline]
 pub(crate) fn error_code(e: DatError, params: &[&str]) -> DAT_RETURN {
+    if e.input().is_none() {
+        return e.code();
+    }
+    numbered(e, params)
+}
+
+/// An invalid-input error numbered by `params` (off the data path).
+#[cold]
+#[inline(never)]
+fn numbered(e: DatError, params: &[&str]) -> DAT_RETURN {
     e.code_in(params).unwrap_or_else(|| {
         debug_assert!(false, "{e:?} names no parameter of {params:?}");
         tracing::error!("{e:?} names no parameter of {params:?}");
