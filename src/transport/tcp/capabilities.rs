@@ -87,9 +87,8 @@ pub fn queue_depth_for(mem: u64) -> u32 {
 mod tests {
     use super::*;
 
-    /// Issue 17, finding 2 (rulings: transport limits): a benchmark of the
-    /// DAT era asks for 50,000 outstanding requests per queue; the limit
-    /// was 16,384.
+    /// Rulings, transport limits: DAT-era benchmarks ask for 50,000
+    /// outstanding requests per queue, more than 16,384.
     #[test]
     fn queue_limits_come_from_memory_and_are_at_least_the_hardware_s() {
         assert_eq!(queue_depth_for(0), MIN_QUEUE_WR);
