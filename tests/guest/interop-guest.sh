@@ -15,6 +15,11 @@
 COUNT=${COUNT:-20}
 CASE_TIMEOUT=${CASE_TIMEOUT:-30}
 
+# The host polls for done.i, so it appears whole: written aside, then renamed.
+put() {  # file line
+    echo "$2" > "$1.tmp" && mv "$1.tmp" "$1"
+}
+
 wait_file() {  # file seconds
     n=$(( $2 * 10 ))
     while [ ! -e "$1" ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
@@ -44,9 +49,9 @@ for c in $CASES; do
     role=${c%%:*}; rest=${c#*:}; size=${rest%%:*}; rest=${rest#*:}; gport=${rest#*:}
     if [ "$role" = server ]; then
         # our server on the host; rping client here, through guestfwd 10.0.2.100
-        if ! wait_file "go.$i" 60; then echo "timeout 0" > "done.$i"; continue; fi
+        if ! wait_file "go.$i" 60; then put "done.$i" "timeout 0"; continue; fi
         set -- $(run_rping_client "case.$i" 10.0.2.100 "$gport" "$size")
-        echo "$1 $2" > "done.$i"
+        put "done.$i" "$1 $2"
     else
         # rping server here; our client on the host through hostfwd
         timeout "$CASE_TIMEOUT" rping -s -V -a 10.0.2.15 -p "$gport" -S "$size" > "case.$i.err" 2>&1 &
@@ -60,7 +65,7 @@ for c in $CASES; do
         while [ $n -gt 0 ] && kill -0 $spid 2>/dev/null; do sleep 0.1; n=$((n - 1)); done
         kill $spid 2>/dev/null
         wait $spid
-        echo "$? -" > "done.$i"
+        put "done.$i" "$? -"
     fi
 done
 if [ "${SANITY:-}" = yes ]; then

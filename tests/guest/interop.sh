@@ -202,7 +202,8 @@ run_mode() {  # off|on
             wait_file "$share/done.$i" 20 "$guest_pid"
             g=$(cat "$share/done.$i" 2>/dev/null || echo "none -")
             secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
-            set -- $g
+            # "none -" pads a short or empty answer (never an unbound $1/$2)
+            set -- $g none -
             if [ "$rc" -eq 0 ] && [ "$1" = 0 ] && [ "$2" = "$COUNT" ]; then
                 res=PASS detail="$(tail -n1 "$share/ours.$i.out" | sed 's/^rping_dat: server: //')"
             else
