@@ -142,6 +142,7 @@ pub fn builtin_device(params: &BuiltinParams) -> DeviceConfig {
             .unwrap_or_default(),
         netdev: params.netdev.clone(),
         family: params.family,
+        device: None,
         port: params.port.unwrap_or(1),
         options: params.options,
     }

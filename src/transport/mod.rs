@@ -20,6 +20,7 @@ pub mod iwarp;
 pub mod options;
 pub mod soft;
 pub mod tcp;
+pub mod verbs;
 
 /// What a device can do, in transport terms (like verbs' device
 /// attributes). The DAT layer derives every `dat_ia_query` attribute from
@@ -78,9 +79,9 @@ pub struct Capabilities {
     pub buffer_alignment: u32,
 }
 
-/// Which transport an IA names (`transport=` in dat.conf). `shm` and
-/// `verbs` are the project's planned transports: this build does not have
-/// them, and an IA naming one does not open ([`TransportKind::unavailable`]).
+/// Which transport an IA names (`transport=` in dat.conf). `shm` is a
+/// planned transport: this build does not have it, and an IA naming it does
+/// not open ([`TransportKind::unavailable`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TransportKind {
     /// Software RC over TCP sockets (works everywhere).
@@ -88,7 +89,8 @@ pub enum TransportKind {
     Tcp,
     /// Shared memory between processes of one host (not in this build).
     Shm,
-    /// rdma-core verbs, for RDMA NICs (not in this build).
+    /// rdma-core verbs, for RDMA NICs (the libraries are loaded when an IA
+    /// opens; without them the IA does not open).
     Verbs,
 }
 
@@ -127,7 +129,7 @@ impl TransportKind {
         match self {
             TransportKind::Tcp => None,
             TransportKind::Shm => Some("the shared-memory transport is not in this build"),
-            TransportKind::Verbs => Some("the rdma-core verbs transport is not in this build"),
+            TransportKind::Verbs => None,
         }
     }
 }
@@ -169,6 +171,9 @@ pub struct DeviceConfig {
     /// Which of the interface's addresses; `None`: IPv4 if it has one, else
     /// IPv6.
     pub family: Option<AddressFamily>,
+    /// RDMA device (verbs: `device=`, e.g. `mlx5_0`); `None`: the device
+    /// bound to `netdev`.
+    pub device: Option<String>,
     /// RDMA port number (verbs).
     pub port: u32,
     /// The transport's own instance options ([`parse_options`]).
@@ -257,7 +262,8 @@ pub fn open(cfg: &DeviceConfig) -> Result<(Arc<dyn Device>, SocketAddr)> {
             let dev: Arc<dyn Device> = tcp::IwarpDevice::open_with(address.ip(), caps, opts);
             Ok((dev, address))
         }
-        TransportKind::Shm | TransportKind::Verbs => Err(DatError::of(Type::ProviderNotFound)),
+        TransportKind::Verbs => verbs::open(cfg),
+        TransportKind::Shm => Err(DatError::of(Type::ProviderNotFound)),
     }
 }
 

@@ -1,0 +1,1 @@
+//! Which RDMA devices and ports this host has, from sysfs.
