@@ -11,6 +11,8 @@ use super::DeviceConfig;
 use crate::error::{DatError, Result, Type};
 
 pub mod discover;
+#[allow(unsafe_code)]
+pub mod lib;
 pub mod sys;
 
 /// Opens the RDMA device and port `cfg` names.
