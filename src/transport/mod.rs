@@ -18,6 +18,7 @@ pub use tcp::capabilities::{software_capabilities, SOFTWARE_CAPABILITIES};
 pub mod api;
 pub mod iwarp;
 pub mod options;
+pub(crate) mod ports;
 pub mod soft;
 pub mod tcp;
 pub mod verbs;

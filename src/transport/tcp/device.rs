@@ -274,7 +274,7 @@ impl Device for IwarpDevice {
 
     /// As OFED's dapl maps DAT connection qualifiers to TCP ports.
     fn port_of_service(&self, service: u64) -> u16 {
-        super::ports::port_of_service(service)
+        crate::transport::ports::port_of_service(service)
     }
 
     /// A window is a key-table entry in `pd` with no key until bound.

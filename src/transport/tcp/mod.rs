@@ -15,7 +15,6 @@ pub mod device;
 mod drive;
 pub mod listener;
 pub mod options;
-mod ports;
 pub mod qp;
 mod rx;
 mod setup_read;

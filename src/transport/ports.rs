@@ -1,8 +1,8 @@
-//! How the TCP transport maps 64-bit service ids (DAT connection
-//! qualifiers) to its 16-bit TCP ports, as OFED's dapl rdma_cm provider
-//! does, so that peers running real dapl over iWARP find each other.
+//! How 64-bit service ids (DAT connection qualifiers) map to the 16-bit
+//! ports of TCP and of rdma_cm's TCP port space, as OFED's dapl rdma_cm
+//! provider maps them, so that peers running real dapl find each other.
 
-/// The TCP port of service id `q`: an id that fits in 16 bits is the port;
+/// The port of service id `q`: an id that fits in 16 bits is the port;
 /// a larger one maps to `q % 32001 + 33534`. (Two large ids can share a
 /// port.)
 pub(crate) fn port_of_service(q: u64) -> u16 {
