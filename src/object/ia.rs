@@ -199,7 +199,11 @@ pub struct Ia {
 
 /// The provider-specific attributes an IA reports: what a user checks when
 /// two IAs behave differently (`dat-info -v` prints them).
-fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CString)> {
+fn named_attributes(
+    d: &DeviceConfig,
+    address: SocketAddr,
+    device: &[(&'static str, String)],
+) -> Vec<(CString, CString)> {
     let head = [
         ("transport", d.transport.describe().to_string()),
         (
@@ -209,6 +213,7 @@ fn named_attributes(d: &DeviceConfig, address: SocketAddr) -> Vec<(CString, CStr
         ("address", address.ip().to_string()),
     ];
     head.into_iter()
+        .chain(device.iter().cloned())
         .chain(d.options.values())
         .filter_map(|(n, val)| Some((CString::new(n).ok()?, CString::new(val).ok()?)))
         .collect()
@@ -266,7 +271,7 @@ impl Ia {
         };
         let sockaddr = Box::new(transport::SockAddrStorage::from(address));
         let res = handle::reserve(p.provider_word)?;
-        let named = named_attributes(&p.device, address);
+        let named = named_attributes(&p.device, address, &dev.attributes());
         let ia = Arc::new(Ia {
             handle: res.handle(),
             name: p.name,

@@ -510,6 +510,11 @@ pub trait Listener: Send + Sync {
 /// transport implements only the rest.
 pub trait Device: Send + Sync {
     fn capabilities(&self) -> &Capabilities;
+    /// What the device says of itself for users (`dat_ia_query`'s
+    /// provider-specific attributes): e.g. the RDMA device and port.
+    fn attributes(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
     /// The address peers connect to.
     fn address(&self) -> SocketAddr;
 

@@ -1,0 +1,317 @@
+//! A verbs completion queue with its own completion channel: polled
+//! through the device's ops table, waited on through the channel's
+//! descriptor. With a notification hook (a DAT CNO), the device's event
+//! thread watches the channel instead and hands notifications on through
+//! an eventfd.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::device::VerbsDevice;
+use super::ring::ring_of;
+use super::sys::*;
+use super::{drain_eventfd, eventfd, set_nonblocking, write_eventfd, Ptr};
+use crate::sync::lock_anyway;
+use crate::transport::api::*;
+
+type Hook = Arc<dyn Fn() + Send + Sync>;
+
+pub struct VerbsCq {
+    dev: Arc<VerbsDevice>,
+    cq: Ptr<ibv_cq>,
+    /// A completion polled to answer [`CompletionQueue::has_completions`].
+    stash: Mutex<Option<Wc>>,
+    notify: Arc<Notify>,
+}
+
+/// The completion channel and what a notification runs: shared with the
+/// device's event thread while a hook is set. The channel goes with the
+/// last holder.
+pub(super) struct Notify {
+    lib: &'static super::lib::Lib,
+    channel: Ptr<ibv_comp_channel>,
+    hook: Mutex<Option<Hook>>,
+    hooked: AtomicBool,
+    /// Readable when a notification fired while hooked.
+    fired: OwnedFd,
+    pub(super) token: u64,
+}
+
+// SAFETY: the CQ and channel are rdma-core objects usable from any thread;
+// the Rust state is behind locks or atomics.
+unsafe impl Send for VerbsCq {}
+unsafe impl Sync for VerbsCq {}
+// SAFETY: as above.
+unsafe impl Send for Notify {}
+unsafe impl Sync for Notify {}
+
+impl Notify {
+    pub(super) fn fd(&self) -> i32 {
+        // SAFETY: the channel lives as long as self.
+        unsafe { (*self.channel.0).fd }
+    }
+
+    /// Reads every notification off the channel (non-blocking).
+    fn drain_channel(&self) -> bool {
+        let mut any = false;
+        loop {
+            let mut cq = std::ptr::null_mut();
+            let mut ctx = std::ptr::null_mut();
+            // SAFETY: the channel's descriptor is non-blocking; an event
+            // got is acknowledged at once.
+            unsafe {
+                if (self.lib.ibv_get_cq_event)(self.channel.0, &mut cq, &mut ctx) != 0 {
+                    return any;
+                }
+                (self.lib.ibv_ack_cq_events)(cq, 1);
+            }
+            any = true;
+        }
+    }
+
+    /// The event thread saw the channel readable (hooked mode).
+    pub(super) fn notified(&self) {
+        if self.drain_channel() {
+            write_eventfd(&self.fired);
+            let hook = lock_anyway(&self.hook).clone();
+            if let Some(h) = hook {
+                h();
+            }
+        }
+    }
+}
+
+impl Drop for Notify {
+    fn drop(&mut self) {
+        // SAFETY: its CQ is gone (the CQ holds this alive).
+        unsafe {
+            (self.lib.ibv_destroy_comp_channel)(self.channel.0);
+        }
+    }
+}
+
+/// How many completions one ops call polls.
+const BATCH: usize = 16;
+
+impl VerbsCq {
+    pub(super) fn create(dev: Arc<VerbsDevice>, depth: u32) -> Result<Arc<VerbsCq>, DeviceError> {
+        let lib = dev.lib;
+        let fired = eventfd().map_err(|_| DeviceError::Resources)?;
+        // SAFETY: the context is open; results are checked.
+        unsafe {
+            let channel = (lib.ibv_create_comp_channel)(dev.ctx.0);
+            if channel.is_null() {
+                return Err(DeviceError::Resources);
+            }
+            set_nonblocking((*channel).fd);
+            let depth = depth.clamp(1, dev_max_cqe(&dev)) as i32;
+            let cq = (lib.ibv_create_cq)(dev.ctx.0, depth, std::ptr::null_mut(), channel, 0);
+            if cq.is_null() {
+                (lib.ibv_destroy_comp_channel)(channel);
+                return Err(DeviceError::Resources);
+            }
+            let notify = Arc::new(Notify {
+                lib,
+                channel: Ptr(channel),
+                hook: Mutex::new(None),
+                hooked: AtomicBool::new(false),
+                fired,
+                token: dev.next_id(),
+            });
+            let me = Arc::new(VerbsCq {
+                dev: dev.clone(),
+                cq: Ptr(cq),
+                stash: Mutex::new(None),
+                notify,
+            });
+            lock_anyway(&dev.cq_ptrs).insert(Arc::as_ptr(&me) as usize, Ptr(cq));
+            Ok(me)
+        }
+    }
+
+    /// Polls the hardware into `out`, translating each completion.
+    fn poll_hw(&self, out: &mut [Wc]) -> usize {
+        let rings = self.dev.rings.load();
+        let mut done = 0;
+        // SAFETY: an all-zero ibv_wc is a valid value of the plain struct.
+        let mut raw: [ibv_wc; BATCH] = unsafe { std::mem::zeroed() };
+        while done < out.len() {
+            let want = (out.len() - done).min(BATCH);
+            // SAFETY: ibv_poll_cq is the device's op on a live CQ, writing
+            // at most `want` entries into `raw`.
+            let n = unsafe {
+                let ctx = (*self.cq.0).context;
+                match (*ctx).ops.poll_cq {
+                    Some(f) => f(self.cq.0, want as i32, raw.as_mut_ptr()),
+                    None => -1,
+                }
+            };
+            if n <= 0 {
+                break;
+            }
+            for w in &raw[..n as usize] {
+                let Some(ring) = rings.get(&ring_of(w.wr_id)) else {
+                    continue;
+                };
+                let Some(d) = ring.complete(w.wr_id) else {
+                    continue;
+                };
+                out[done] = Wc {
+                    wr_id: d.cookie,
+                    status: status_of(w.status),
+                    op: d.op,
+                    byte_len: if d.op == WcOp::Recv {
+                        u64::from(w.byte_len)
+                    } else {
+                        d.len
+                    },
+                    qp: w.qp_num,
+                    solicited: true,
+                };
+                done += 1;
+            }
+            if (n as usize) < want {
+                break;
+            }
+        }
+        done
+    }
+}
+
+fn dev_max_cqe(dev: &VerbsDevice) -> u32 {
+    use crate::transport::api::Device;
+    dev.capabilities().max_cqe.max(1)
+}
+
+/// A verbs completion status as the interface's.
+pub(super) fn status_of(s: ibv_wc_status) -> WcStatus {
+    match s {
+        IBV_WC_SUCCESS => WcStatus::Success,
+        IBV_WC_LOC_LEN_ERR => WcStatus::LocalLength,
+        IBV_WC_LOC_QP_OP_ERR => WcStatus::LocalOperation,
+        IBV_WC_LOC_PROT_ERR | IBV_WC_LOC_ACCESS_ERR => WcStatus::LocalProtection,
+        IBV_WC_WR_FLUSH_ERR => WcStatus::Flushed,
+        IBV_WC_MW_BIND_ERR => WcStatus::BindFailure,
+        IBV_WC_REM_INV_REQ_ERR => WcStatus::RemoteInvalidRequest,
+        IBV_WC_REM_ACCESS_ERR => WcStatus::RemoteAccess,
+        IBV_WC_REM_OP_ERR => WcStatus::RemoteOperation,
+        IBV_WC_RETRY_EXC_ERR => WcStatus::TransportRetry,
+        IBV_WC_RNR_RETRY_EXC_ERR => WcStatus::ReceiverNotReady,
+        _ => WcStatus::Fatal,
+    }
+}
+
+impl CompletionQueue for VerbsCq {
+    fn progress(&self) {}
+
+    fn take(&self, out: &mut [Wc]) -> usize {
+        if out.is_empty() {
+            return 0;
+        }
+        let mut n = 0;
+        if let Some(w) = lock_anyway(&self.stash).take() {
+            out[0] = w;
+            n = 1;
+        }
+        n + self.poll_hw(&mut out[n..])
+    }
+
+    fn polled(&self, _got: usize) {}
+
+    fn arm(&self, solicited_only: bool) {
+        // SAFETY: ibv_req_notify_cq is the device's op on a live CQ.
+        unsafe {
+            let ctx = (*self.cq.0).context;
+            if let Some(f) = (*ctx).ops.req_notify_cq {
+                f(self.cq.0, i32::from(solicited_only));
+            }
+        }
+    }
+
+    fn clear_notification(&self) {
+        let n = &self.notify;
+        if n.hooked.load(Ordering::Acquire) {
+            drain_eventfd(&n.fired);
+        } else {
+            n.drain_channel();
+        }
+    }
+
+    fn wait_fd(&self) -> BorrowedFd<'_> {
+        let n = &self.notify;
+        if n.hooked.load(Ordering::Acquire) {
+            n.fired.as_fd()
+        } else {
+            // SAFETY: the channel's descriptor lives as long as self.
+            unsafe { BorrowedFd::borrow_raw(n.fd()) }
+        }
+    }
+
+    fn sleeping(&self, _on: bool) {}
+
+    fn input_fd(&self) -> BorrowedFd<'_> {
+        self.dev.idle_fd()
+    }
+
+    fn on_notify(&self, hook: Option<Arc<dyn Fn() + Send + Sync>>) {
+        let n = &self.notify;
+        let on = hook.is_some();
+        *lock_anyway(&n.hook) = hook;
+        if on != n.hooked.swap(on, Ordering::AcqRel) {
+            if on {
+                self.dev.events.watch_cq(n.clone());
+            } else {
+                self.dev.events.unwatch_cq(n);
+            }
+        }
+    }
+
+    fn has_completions(&self) -> bool {
+        let mut s = lock_anyway(&self.stash);
+        if s.is_some() {
+            return true;
+        }
+        let mut one = [Wc::BLANK];
+        if self.poll_hw(&mut one) == 1 {
+            *s = Some(one[0]);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn busy(&self) -> bool {
+        false
+    }
+
+    fn depth(&self) -> u32 {
+        // SAFETY: the CQ lives as long as self.
+        unsafe { (*self.cq.0).cqe.max(0) as u32 }
+    }
+
+    fn resize(&self, depth: u32) -> Result<(), DeviceError> {
+        let depth = depth.clamp(1, dev_max_cqe(&self.dev)) as i32;
+        // SAFETY: a live CQ; the result is checked.
+        if unsafe { (self.dev.lib.ibv_resize_cq)(self.cq.0, depth) } != 0 {
+            return Err(DeviceError::Resources);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for VerbsCq {
+    fn drop(&mut self) {
+        lock_anyway(&self.dev.cq_ptrs).remove(&(self as *const VerbsCq as usize));
+        let n = &self.notify;
+        if n.hooked.load(Ordering::Acquire) {
+            self.dev.events.unwatch_cq(n);
+        }
+        n.drain_channel();
+        // SAFETY: no queue pair uses the CQ any more (each holds it
+        // alive); events the event thread still reads it acknowledges.
+        unsafe {
+            (self.dev.lib.ibv_destroy_cq)(self.cq.0);
+        }
+    }
+}

@@ -1,0 +1,581 @@
+//! A verbs RC queue pair. It is created with `ibv_create_qp` and moved to
+//! INIT at once (receives may be posted before a connection exists); each
+//! connection gets an rdma_cm id of its own, and the queue pair follows
+//! it: on InfiniBand and RoCE this transport moves it to RTR and RTS with
+//! the attributes rdma_cm computes, on iWARP the kernel's iw_cm does.
+//! Posts go straight to the device's ops table.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::cm::Made;
+use super::device::VerbsDevice;
+use super::events::Owner;
+use super::ring::Ring;
+use super::sys::*;
+use super::{sockaddr_of, socket_addr_at, Ptr, MAX_SGE};
+use crate::sync::lock_anyway;
+use crate::transport::api::*;
+
+/// The queue pair as the device's tables and event thread know it.
+pub struct QpInner {
+    pub(super) dev: Arc<VerbsDevice>,
+    qp: Ptr<ibv_qp>,
+    num: u32,
+    pub(super) token: u64,
+    pub(super) cm: Arc<dyn CmHandler>,
+    cfg: QpConfig,
+    send: Arc<Ring>,
+    recv: Option<Arc<Ring>>,
+    state: AtomicU8,
+    /// The rdma_cm id of the current connection.
+    id: Mutex<Option<Ptr<rdma_cm_id>>>,
+    /// What `rdma_connect` sends once the route is resolved.
+    connecting: Mutex<Option<(Vec<u8>, i32)>>,
+    max_send_sge: u32,
+}
+
+// SAFETY: rdma-core objects usable from any thread; Rust state behind
+// locks and atomics.
+unsafe impl Send for QpInner {}
+unsafe impl Sync for QpInner {}
+
+/// The interface's queue pair: the inner part, destroyed with it.
+pub struct VerbsQp(Arc<QpInner>);
+
+fn state_code(s: QpState) -> u8 {
+    match s {
+        QpState::Idle => 0,
+        QpState::Connecting => 1,
+        QpState::Connected => 2,
+        QpState::Disconnecting => 3,
+        QpState::Closed => 4,
+    }
+}
+
+fn state_of(c: u8) -> QpState {
+    match c {
+        0 => QpState::Idle,
+        1 => QpState::Connecting,
+        2 => QpState::Connected,
+        3 => QpState::Disconnecting,
+        _ => QpState::Closed,
+    }
+}
+
+impl VerbsQp {
+    pub(super) fn create(
+        dev: Arc<VerbsDevice>,
+        cfg: QpConfig,
+    ) -> Result<Arc<dyn QueuePair>, DeviceError> {
+        let caps = *dev.capabilities();
+        let pd = dev.pd(cfg.pd).ok_or(DeviceError::NotFound)?;
+        let send_cq = super::cq_ptr(&dev, &cfg.send_cq).ok_or(DeviceError::Invalid)?;
+        let recv_cq = super::cq_ptr(&dev, &cfg.recv_cq).ok_or(DeviceError::Invalid)?;
+        let srq = match &cfg.srq {
+            Some(s) => Some(super::srq_ptr(&dev, s).ok_or(DeviceError::Invalid)?),
+            None => None,
+        };
+        let cap = |v: u32, max: u32| v.clamp(1, max.max(1));
+        // SAFETY: an all-zero init attr is valid; pointers are live objects
+        // of this device; the result is checked.
+        let (qp, actual) = unsafe {
+            let mut ia: ibv_qp_init_attr = std::mem::zeroed();
+            ia.send_cq = send_cq;
+            ia.recv_cq = recv_cq;
+            ia.srq = srq.unwrap_or(std::ptr::null_mut());
+            ia.qp_type = IBV_QPT_RC;
+            ia.cap.max_send_wr = cap(cfg.send_depth, caps.max_qp_wr);
+            ia.cap.max_recv_wr = if srq.is_some() {
+                0
+            } else {
+                cap(cfg.recv_depth, caps.max_qp_wr)
+            };
+            ia.cap.max_send_sge = cap(cfg.max_send_sge, caps.max_sge);
+            ia.cap.max_recv_sge = if srq.is_some() {
+                0
+            } else {
+                cap(cfg.max_recv_sge, caps.max_sge)
+            };
+            let qp = (dev.lib.ibv_create_qp)(pd, &mut ia);
+            if qp.is_null() {
+                return Err(DeviceError::Resources);
+            }
+            (qp, ia.cap)
+        };
+        let ring_id = |d: &VerbsDevice| (d.next_id() & 0x7fff_ffff) as u32;
+        let send = Arc::new(Ring::new(ring_id(&dev), actual.max_send_wr));
+        let recv = srq
+            .is_none()
+            .then(|| Arc::new(Ring::new(ring_id(&dev), actual.max_recv_wr)));
+        // SAFETY: `qp` is live.
+        let num = unsafe { (*qp).qp_num };
+        let inner = Arc::new(QpInner {
+            token: dev.next_id(),
+            dev: dev.clone(),
+            qp: Ptr(qp),
+            num,
+            cm: cfg.cm.clone(),
+            cfg,
+            send: send.clone(),
+            recv: recv.clone(),
+            state: AtomicU8::new(state_code(QpState::Idle)),
+            id: Mutex::new(None),
+            connecting: Mutex::new(None),
+            max_send_sge: actual.max_send_sge,
+        });
+        inner.to_init()?;
+        dev.add_ring(send);
+        if let Some(r) = recv {
+            dev.add_ring(r);
+        }
+        dev.events.add_qp(num, Arc::downgrade(&inner));
+        dev.events
+            .set_owner(inner.token, Owner::Qp(Arc::downgrade(&inner)));
+        Ok(Arc::new(VerbsQp(inner)))
+    }
+}
+
+impl QpInner {
+    fn lib(&self) -> &'static super::lib::Lib {
+        self.dev.lib
+    }
+
+    pub(super) fn state(&self) -> QpState {
+        state_of(self.state.load(Ordering::Acquire))
+    }
+
+    pub(super) fn set_state(&self, s: QpState) {
+        self.state.store(state_code(s), Ordering::Release);
+    }
+
+    fn modify(&self, attr: &mut ibv_qp_attr, mask: u32) -> Result<(), DeviceError> {
+        // SAFETY: a live queue pair and a filled attribute struct.
+        if unsafe { (self.lib().ibv_modify_qp)(self.qp.0, attr, mask as i32) } != 0 {
+            tracing::debug!(qp = self.num, state = attr.qp_state, err = %std::io::Error::last_os_error(), "verbs: ibv_modify_qp");
+            return Err(DeviceError::State);
+        }
+        Ok(())
+    }
+
+    /// RESET -> INIT: receives may be posted from here on.
+    fn to_init(&self) -> Result<(), DeviceError> {
+        // SAFETY: all-zero is a valid attribute struct.
+        let mut a: ibv_qp_attr = unsafe { std::mem::zeroed() };
+        a.qp_state = IBV_QPS_INIT;
+        a.qp_access_flags =
+            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+        let mut mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
+        if !self.dev.iwarp {
+            a.pkey_index = 0;
+            a.port_num = self.dev.port;
+            mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+        }
+        self.modify(&mut a, mask)
+    }
+
+    /// Any state -> ERR: outstanding work is flushed.
+    pub(super) fn to_error(&self) {
+        // SAFETY: all-zero is a valid attribute struct.
+        let mut a: ibv_qp_attr = unsafe { std::mem::zeroed() };
+        a.qp_state = IBV_QPS_ERR;
+        let _ = self.modify(&mut a, IBV_QP_STATE);
+    }
+
+    /// INIT -> RTR -> RTS with what rdma_cm computed for `id` (InfiniBand
+    /// and RoCE; iWARP's kernel moves the queue pair itself).
+    pub(super) fn to_rts(&self, id: *mut rdma_cm_id) -> Result<(), DeviceError> {
+        if self.dev.iwarp {
+            return Ok(());
+        }
+        for st in [IBV_QPS_RTR, IBV_QPS_RTS] {
+            // SAFETY: all-zero is a valid attribute struct; `id` is live.
+            let mut a: ibv_qp_attr = unsafe { std::mem::zeroed() };
+            a.qp_state = st;
+            let mut mask = 0;
+            // SAFETY: as above.
+            if unsafe { (self.lib().rdma_init_qp_attr)(id, &mut a, &mut mask) } != 0 {
+                return Err(DeviceError::State);
+            }
+            if st == IBV_QPS_RTR {
+                a.min_rnr_timer = a.min_rnr_timer.max(12);
+            } else {
+                a.retry_cnt = 7;
+                a.rnr_retry = 7;
+                mask |= (IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY) as i32;
+            }
+            self.modify(&mut a, mask as u32)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn conn_param(&self, private_data: &[u8], ird: u8, ord: u8) -> rdma_conn_param {
+        // SAFETY: all-zero is a valid parameter struct.
+        let mut p: rdma_conn_param = unsafe { std::mem::zeroed() };
+        p.private_data = private_data.as_ptr().cast();
+        p.private_data_len = private_data.len().min(255) as u8;
+        p.responder_resources = ird;
+        p.initiator_depth = ord;
+        p.retry_count = 7;
+        p.rnr_retry_count = 7;
+        p.flow_control = 1;
+        p.qp_num = self.num;
+        p
+    }
+
+    pub(super) fn ird(&self) -> u8 {
+        self.cfg.ird.min(self.dev.capabilities().max_ird).min(255) as u8
+    }
+
+    pub(super) fn ord(&self) -> u8 {
+        self.cfg.ord.min(self.dev.capabilities().max_ord).min(255) as u8
+    }
+
+    pub(super) fn set_id(&self, id: Option<*mut rdma_cm_id>) -> Option<*mut rdma_cm_id> {
+        let old = std::mem::replace(&mut *lock_anyway(&self.id), id.map(Ptr));
+        old.map(|p| p.0)
+    }
+
+    pub(super) fn id(&self) -> Option<*mut rdma_cm_id> {
+        lock_anyway(&self.id).map(|p| p.0)
+    }
+
+    pub(super) fn num(&self) -> u32 {
+        self.num
+    }
+
+    /// The timeout of the connection being made, milliseconds.
+    pub(super) fn connect_timeout(&self) -> i32 {
+        lock_anyway(&self.connecting).as_ref().map_or(2000, |c| c.1)
+    }
+
+    pub(super) fn take_connecting(&self) -> Option<(Vec<u8>, i32)> {
+        lock_anyway(&self.connecting).take()
+    }
+
+    fn destroy_id(&self, id: *mut rdma_cm_id) {
+        // SAFETY: the id is out of the queue pair; its events are all
+        // acknowledged (the event thread acknowledges before handing on).
+        unsafe {
+            (self.lib().rdma_destroy_id)(id);
+        }
+    }
+
+    /// An asynchronous error event: the queue pair broke.
+    pub(super) fn broke(&self) {
+        let was = self.state();
+        self.to_error();
+        self.set_state(QpState::Closed);
+        if matches!(
+            was,
+            QpState::Connected | QpState::Connecting | QpState::Disconnecting
+        ) {
+            self.cm.event(Some(self.num), CmEvent::Broken);
+        }
+    }
+
+    /// Delivers an event made up by this transport (from the event thread).
+    pub(super) fn made_event(&self, ev: Made) {
+        match ev {
+            Made::Disconnected => self.cm.event(Some(self.num), CmEvent::Disconnected),
+        }
+    }
+
+    fn post_send_wr(&self, wr: &SendWr<'_>) -> Result<(), PostError> {
+        if self.state() != QpState::Connected {
+            return Err(PostError::State);
+        }
+        if wr.sgl.len() > MAX_SGE || wr.sgl.len() > self.max_send_sge as usize {
+            return Err(PostError::TooManySge);
+        }
+        let mut sges = sge_list(wr.sgl)?;
+        let total = wr.sgl.iter().map(|s| s.len).sum();
+        let (opcode, op, remote) = match wr.op {
+            SendOp::Send { .. } => (IBV_WR_SEND, WcOp::Send, None),
+            SendOp::RdmaWrite { remote_addr, rkey } => (
+                IBV_WR_RDMA_WRITE,
+                WcOp::RdmaWrite,
+                Some((remote_addr, rkey)),
+            ),
+            SendOp::RdmaRead { remote_addr, rkey } => {
+                (IBV_WR_RDMA_READ, WcOp::RdmaRead, Some((remote_addr, rkey)))
+            }
+        };
+        let mut flags = IBV_SEND_SIGNALED;
+        if matches!(wr.op, SendOp::Send { solicited: true }) {
+            flags |= IBV_SEND_SOLICITED;
+        }
+        if wr.fence {
+            flags |= IBV_SEND_FENCE;
+        }
+        let n = wr.sgl.len();
+        let r = self.send.post(wr.wr_id, total, op, |wr_id| {
+            // SAFETY: all-zero is a valid work request; it points at the
+            // stack's sge array for the call only.
+            let mut w: ibv_send_wr = unsafe { std::mem::zeroed() };
+            w.wr_id = wr_id;
+            w.sg_list = sges.as_mut_ptr();
+            w.num_sge = n as i32;
+            w.opcode = opcode;
+            w.send_flags = flags;
+            if let Some((addr, rkey)) = remote {
+                w.wr.rdma.remote_addr = addr;
+                w.wr.rdma.rkey = rkey;
+            }
+            let mut bad = std::ptr::null_mut();
+            // SAFETY: ibv_post_send is the device's op on a live queue pair.
+            let rc = unsafe {
+                match (*(*self.qp.0).context).ops.post_send {
+                    Some(f) => f(self.qp.0, &mut w, &mut bad),
+                    None => libc::ENOSYS,
+                }
+            };
+            post_result(rc)
+        });
+        r.unwrap_or(Err(PostError::QueueFull))
+    }
+
+    fn post_recv_wr(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
+        let Some(ring) = &self.recv else {
+            return Err(PostError::Unsupported);
+        };
+        if wr.sgl.len() > MAX_SGE {
+            return Err(PostError::TooManySge);
+        }
+        let mut sges = sge_list(wr.sgl)?;
+        let n = wr.sgl.len();
+        let total = wr.sgl.iter().map(|s| s.len).sum();
+        ring.post(wr.wr_id, total, WcOp::Recv, |wr_id| {
+            // SAFETY: all-zero is a valid work request.
+            let mut w: ibv_recv_wr = unsafe { std::mem::zeroed() };
+            w.wr_id = wr_id;
+            w.sg_list = sges.as_mut_ptr();
+            w.num_sge = n as i32;
+            let mut bad = std::ptr::null_mut();
+            // SAFETY: ibv_post_recv is the device's op on a live queue pair.
+            let rc = unsafe {
+                match (*(*self.qp.0).context).ops.post_recv {
+                    Some(f) => f(self.qp.0, &mut w, &mut bad),
+                    None => libc::ENOSYS,
+                }
+            };
+            post_result(rc)
+        })
+        .unwrap_or(Err(PostError::QueueFull))
+    }
+}
+
+/// The interface's scatter list as verbs'.
+pub(super) fn sge_list(sgl: &[Sge]) -> Result<[ibv_sge; MAX_SGE], PostError> {
+    // SAFETY: all-zero is a valid sge array.
+    let mut sges: [ibv_sge; MAX_SGE] = unsafe { std::mem::zeroed() };
+    for (d, s) in sges.iter_mut().zip(sgl) {
+        d.addr = s.addr;
+        d.length = u32::try_from(s.len).map_err(|_| PostError::Length)?;
+        d.lkey = s.lkey;
+    }
+    Ok(sges)
+}
+
+pub(super) fn post_result(rc: i32) -> Result<(), PostError> {
+    match rc {
+        0 => Ok(()),
+        libc::ENOMEM => Err(PostError::QueueFull),
+        libc::EINVAL => Err(PostError::State),
+        libc::ENOSYS | libc::EOPNOTSUPP => Err(PostError::Unsupported),
+        _ => Err(PostError::State),
+    }
+}
+
+impl QueuePair for VerbsQp {
+    fn num(&self) -> QpNum {
+        self.0.num
+    }
+
+    fn state(&self) -> QpState {
+        self.0.state()
+    }
+
+    fn post_send(&self, wr: &SendWr<'_>) -> Result<(), PostError> {
+        self.0.post_send_wr(wr)
+    }
+
+    fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
+        self.0.post_recv_wr(wr)
+    }
+
+    fn post_bind(&self, wr: &BindWr) -> Result<u32, PostError> {
+        let q = &self.0;
+        if q.state() != QpState::Connected {
+            return Err(PostError::State);
+        }
+        let mw = q.dev.mw(wr.window).ok_or(PostError::Unsupported)?;
+        let mr = if wr.len == 0 {
+            std::ptr::null_mut()
+        } else {
+            q.dev
+                .key(wr.lkey)
+                .ok_or(PostError::Protection(KeyFault::Key))?
+                .mr
+                .0
+        };
+        let mut access = 0;
+        if wr.access.contains(Access::REMOTE_READ) {
+            access |= IBV_ACCESS_REMOTE_READ;
+        }
+        if wr.access.contains(Access::REMOTE_WRITE) {
+            access |= IBV_ACCESS_REMOTE_WRITE;
+        }
+        let mut flags = IBV_SEND_SIGNALED;
+        if wr.fence {
+            flags |= IBV_SEND_FENCE;
+        }
+        let mut rkey = 0;
+        q.send
+            .post(wr.wr_id, 0, WcOp::Bind, |wr_id| {
+                // SAFETY: all-zero is a valid bind; the window, registration
+                // and queue pair are live objects of this device; the op
+                // exists (checked when the device opened).
+                unsafe {
+                    let mut b: ibv_mw_bind = std::mem::zeroed();
+                    b.wr_id = wr_id;
+                    b.send_flags = flags;
+                    b.bind_info.mr = mr;
+                    b.bind_info.addr = wr.addr;
+                    b.bind_info.length = wr.len;
+                    b.bind_info.mw_access_flags = access;
+                    let rc = match (*(*mw).context).ops.bind_mw {
+                        Some(f) => f(q.qp.0, mw, &mut b),
+                        None => libc::ENOSYS,
+                    };
+                    rkey = (*mw).rkey;
+                    post_result(rc)
+                }
+            })
+            .unwrap_or(Err(PostError::QueueFull))?;
+        Ok(rkey)
+    }
+
+    fn connect(
+        &self,
+        remote: SocketAddr,
+        port: u16,
+        private_data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), DeviceError> {
+        let q = &self.0;
+        if q.state() != QpState::Idle {
+            return Err(DeviceError::State);
+        }
+        let ms = i32::try_from(timeout.as_millis())
+            .unwrap_or(i32::MAX)
+            .max(1);
+        let mut id = std::ptr::null_mut();
+        // SAFETY: rdma_cm calls on the device's channel; results checked.
+        unsafe {
+            if (q.lib().rdma_create_id)(q.dev.channel.0, &mut id, q.token as *mut _, RDMA_PS_TCP)
+                != 0
+            {
+                return Err(DeviceError::Resources);
+            }
+        }
+        *lock_anyway(&q.connecting) = Some((private_data.to_vec(), ms));
+        q.set_state(QpState::Connecting);
+        if let Some(old) = q.set_id(Some(id)) {
+            q.destroy_id(old);
+        }
+        let mut src = sockaddr_of(SocketAddr::new(q.dev.address().ip(), 0));
+        let mut dst = sockaddr_of(SocketAddr::new(remote.ip(), port));
+        // SAFETY: both addresses are valid sockaddr storage for the call.
+        let rc = unsafe { (q.lib().rdma_resolve_addr)(id, src.as_mut_ptr(), dst.as_mut_ptr(), ms) };
+        if rc != 0 {
+            q.set_id(None);
+            q.destroy_id(id);
+            q.set_state(QpState::Idle);
+            return Err(DeviceError::Invalid);
+        }
+        Ok(())
+    }
+
+    fn disconnect(&self, _graceful: bool) -> Result<(), DeviceError> {
+        let q = &self.0;
+        match q.state() {
+            QpState::Connected => {
+                q.set_state(QpState::Disconnecting);
+                if let Some(id) = q.id() {
+                    // SAFETY: the connection's live id.
+                    unsafe {
+                        (q.lib().rdma_disconnect)(id);
+                    }
+                }
+                if !q.dev.iwarp {
+                    q.to_error();
+                }
+                Ok(())
+            }
+            QpState::Connecting => {
+                if let Some(id) = q.set_id(None) {
+                    q.destroy_id(id);
+                }
+                q.to_error();
+                q.set_state(QpState::Closed);
+                q.dev.events.defer(Arc::downgrade(q), Made::Disconnected);
+                Ok(())
+            }
+            QpState::Disconnecting | QpState::Idle | QpState::Closed => Ok(()),
+        }
+    }
+
+    fn reset(&self) -> Result<(), DeviceError> {
+        let q = &self.0;
+        if let Some(id) = q.set_id(None) {
+            q.destroy_id(id);
+        }
+        // SAFETY: all-zero is a valid attribute struct.
+        let mut a: ibv_qp_attr = unsafe { std::mem::zeroed() };
+        a.qp_state = IBV_QPS_RESET;
+        q.modify(&mut a, IBV_QP_STATE)?;
+        q.to_init()?;
+        q.set_state(QpState::Idle);
+        Ok(())
+    }
+
+    fn recv_outstanding(&self) -> (u32, u32) {
+        match &self.0.recv {
+            Some(r) => (r.outstanding(), r.depth()),
+            None => (0, 0),
+        }
+    }
+
+    fn local_addr(&self) -> Option<SocketAddr> {
+        let id = self.0.id()?;
+        // SAFETY: the connection's live id; its source address is a
+        // sockaddr rdma_cm filled.
+        unsafe {
+            socket_addr_at(std::ptr::addr_of!(
+                (*id).route.addr.__bindgen_anon_1.src_addr
+            ))
+        }
+    }
+}
+
+impl Drop for QpInner {
+    fn drop(&mut self) {
+        let q = self;
+        q.dev.events.remove_owner(q.token);
+        q.dev.events.remove_qp(q.num);
+        if let Some(id) = q.set_id(None) {
+            q.destroy_id(id);
+        }
+        // SAFETY: nothing posts on the queue pair any more.
+        unsafe {
+            (q.lib().ibv_destroy_qp)(q.qp.0);
+        }
+        q.dev.remove_ring(q.send.id);
+        if let Some(r) = &q.recv {
+            q.dev.remove_ring(r.id);
+        }
+    }
+}

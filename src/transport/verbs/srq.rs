@@ -1,0 +1,117 @@
+//! A verbs shared receive queue.
+
+use std::sync::Arc;
+
+use super::device::VerbsDevice;
+use super::qp::{post_result, sge_list};
+use super::ring::Ring;
+use super::sys::*;
+use super::{Ptr, MAX_SGE};
+use crate::transport::api::*;
+
+pub struct VerbsSrq {
+    dev: Arc<VerbsDevice>,
+    pub(super) srq: Ptr<ibv_srq>,
+    ring: Arc<Ring>,
+}
+
+// SAFETY: an rdma-core object usable from any thread.
+unsafe impl Send for VerbsSrq {}
+unsafe impl Sync for VerbsSrq {}
+
+impl VerbsSrq {
+    pub(super) fn create(
+        dev: Arc<VerbsDevice>,
+        pd: PdId,
+        depth: u32,
+        max_sge: u32,
+    ) -> Result<Arc<dyn SharedReceiveQueue>, DeviceError> {
+        let caps = *dev.capabilities();
+        let pd = dev.pd(pd).ok_or(DeviceError::NotFound)?;
+        // SAFETY: all-zero is a valid init attr; `pd` is live.
+        let (srq, actual) = unsafe {
+            let mut a: ibv_srq_init_attr = std::mem::zeroed();
+            a.attr.max_wr = depth.clamp(1, caps.max_srq_wr.max(1));
+            a.attr.max_sge = max_sge.clamp(1, caps.max_sge.max(1));
+            let srq = (dev.lib.ibv_create_srq)(pd, &mut a);
+            if srq.is_null() {
+                return Err(DeviceError::Resources);
+            }
+            (srq, a.attr.max_wr)
+        };
+        let ring = Arc::new(Ring::new((dev.next_id() & 0x7fff_ffff) as u32, actual));
+        dev.add_ring(ring.clone());
+        let me = Arc::new(VerbsSrq {
+            dev: dev.clone(),
+            srq: Ptr(srq),
+            ring,
+        });
+        crate::sync::lock_anyway(&dev.srq_ptrs).insert(Arc::as_ptr(&me) as usize, Ptr(srq));
+        Ok(me)
+    }
+}
+
+impl SharedReceiveQueue for VerbsSrq {
+    fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
+        if wr.sgl.len() > MAX_SGE {
+            return Err(PostError::TooManySge);
+        }
+        let mut sges = sge_list(wr.sgl)?;
+        let n = wr.sgl.len();
+        let total = wr.sgl.iter().map(|s| s.len).sum();
+        self.ring
+            .post(wr.wr_id, total, WcOp::Recv, |wr_id| {
+                // SAFETY: all-zero is a valid work request; it points at the
+                // stack's sge array for the call; the op is the device's.
+                unsafe {
+                    let mut w: ibv_recv_wr = std::mem::zeroed();
+                    w.wr_id = wr_id;
+                    w.sg_list = sges.as_mut_ptr();
+                    w.num_sge = n as i32;
+                    let mut bad = std::ptr::null_mut();
+                    let rc = match (*(*self.srq.0).context).ops.post_srq_recv {
+                        Some(f) => f(self.srq.0, &mut w, &mut bad),
+                        None => libc::ENOSYS,
+                    };
+                    post_result(rc)
+                }
+            })
+            .unwrap_or(Err(PostError::QueueFull))
+    }
+
+    fn outstanding(&self) -> u32 {
+        self.ring.outstanding()
+    }
+
+    fn depth(&self) -> u32 {
+        self.ring.depth()
+    }
+
+    fn resize(&self, depth: u32) -> Result<(), DeviceError> {
+        if depth <= self.ring.depth() {
+            return Ok(());
+        }
+        // SAFETY: all-zero is a valid attr; a live SRQ.
+        let rc = unsafe {
+            let mut a: ibv_srq_attr = std::mem::zeroed();
+            a.max_wr = depth;
+            (self.dev.lib.ibv_modify_srq)(self.srq.0, &mut a, IBV_SRQ_MAX_WR as i32)
+        };
+        if rc != 0 {
+            return Err(DeviceError::Resources);
+        }
+        self.ring.grow(depth);
+        Ok(())
+    }
+}
+
+impl Drop for VerbsSrq {
+    fn drop(&mut self) {
+        crate::sync::lock_anyway(&self.dev.srq_ptrs).remove(&(self as *const VerbsSrq as usize));
+        self.dev.remove_ring(self.ring.id);
+        // SAFETY: no queue pair uses it any more (each holds it alive).
+        unsafe {
+            (self.dev.lib.ibv_destroy_srq)(self.srq.0);
+        }
+    }
+}
