@@ -412,14 +412,12 @@ impl QueuePair for VerbsQp {
             return Err(PostError::State);
         }
         let mw = q.dev.mw(wr.window).ok_or(PostError::Unsupported)?;
-        let mr = if wr.len == 0 {
-            std::ptr::null_mut()
-        } else {
-            q.dev
-                .key(wr.lkey)
-                .ok_or(PostError::Protection(KeyFault::Key))?
-                .mr
-                .0
+        // An unbind (length 0) names a registration too where it can:
+        // some providers (rxe) read it even then.
+        let mr = match q.dev.key(wr.lkey) {
+            Some(k) => k.mr.0,
+            None if wr.len == 0 => std::ptr::null_mut(),
+            None => return Err(PostError::Protection(KeyFault::Key)),
         };
         let mut access = 0;
         if wr.access.contains(Access::REMOTE_READ) {
