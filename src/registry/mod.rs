@@ -164,9 +164,10 @@ fn builtin_device_on(params: &BuiltinParams, sysfs: &Path) -> DeviceConfig {
     if named.is_some_and(|t| t != TransportKind::Verbs) {
         return cfg;
     }
-    let bound = (params.device.is_none())
-        .then_some(params.netdev.as_deref())
-        .flatten()
+    let bound = params
+        .netdev
+        .as_deref()
+        .filter(|_| params.device.is_none())
         .and_then(|netdev| discover::port_of_netdev(sysfs, netdev));
     if named.is_none() {
         if let Some((device, _)) = &bound {
