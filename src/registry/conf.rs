@@ -325,6 +325,8 @@ pub struct BuiltinParams {
     pub transport: Option<String>,
     /// `netdev=` / `if=` value, or the first bare token.
     pub netdev: Option<String>,
+    /// `device=` value: the RDMA device (verbs), e.g. `mlx5_0`.
+    pub device: Option<String>,
     /// `family=` value: which of the network device's addresses.
     pub family: Option<AddressFamily>,
     /// `port=` value, or a bare number after the network device.
@@ -340,7 +342,7 @@ pub struct BuiltinParams {
 const TRANSPORTS: [&str; 3] = ["tcp", "shm", "verbs"];
 
 /// Parses the built-in provider's instance data: whitespace-separated
-/// `transport=`, `netdev=` (alias `if=`), `family=` and `port=` parameters
+/// `transport=`, `netdev=` (alias `if=`), `device=`, `family=` and `port=` parameters
 /// and the transport's instance options (any other `key=value`, parsed by
 /// the transport named, [`transport::parse_options`]), or OFED-style bare
 /// words (`"ib0 0"`: first bare word is the network device, a bare number
@@ -366,11 +368,15 @@ pub fn parse_builtin_params(instance_data: &str) -> BuiltinParams {
                 params.netdev = Some(value.to_owned());
                 true
             }
+            Some(("device", value)) if !value.is_empty() => {
+                params.device = Some(value.to_owned());
+                true
+            }
             Some(("family", value)) => AddressFamily::parse(value)
                 .map(|f| params.family = Some(f))
                 .is_some(),
             Some(("port", value)) => value.parse().map(|port| params.port = Some(port)).is_ok(),
-            Some(("transport" | "netdev" | "if", _)) => false,
+            Some(("transport" | "netdev" | "if" | "device", _)) => false,
             Some(_) => {
                 for_transport.push(i);
                 true

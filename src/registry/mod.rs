@@ -21,7 +21,9 @@ use arc_swap::ArcSwap;
 
 use crate::error::{DatError, Input, Result, Type};
 use crate::sync::lock_anyway as lock;
-use crate::transport::{DeviceConfig, TransportKind};
+use crate::sys;
+use crate::transport::verbs::discover;
+use crate::transport::{DeviceConfig, InstanceOptions, TransportKind};
 
 pub use conf::{BuiltinParams, ConfEntry, ConfWarning};
 
@@ -99,6 +101,9 @@ pub struct Registry {
     tables: ArcSwap<Vec<usize>>,
     builtin_keys: Vec<ProviderKey>,
     loader: Box<dyn Loader>,
+    /// The sysfs root RDMA ports are read under (for OFED lines served by
+    /// the built-in provider).
+    sysfs: PathBuf,
 }
 
 thread_local! {
@@ -132,38 +137,137 @@ pub fn conf_path() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-/// The device configuration a built-in dat.conf line asks for.
+/// The device configuration a built-in dat.conf line asks for, with the
+/// RDMA ports of this host ([`discover::sysfs_root`]).
 pub fn builtin_device(params: &BuiltinParams) -> DeviceConfig {
-    DeviceConfig {
-        transport: params
-            .transport
-            .as_deref()
-            .and_then(TransportKind::parse)
-            .unwrap_or_default(),
-        netdev: params.netdev.clone(),
-        family: params.family,
-        device: None,
-        port: params.port.unwrap_or(1),
-        options: params.options,
-    }
+    builtin_device_on(params, &discover::sysfs_root())
 }
 
-/// The built-in IAs registered without dat.conf, in listing order: `tcp0`
-/// (loopback) first, then one per network interface in `interfaces`, named
-/// after it (TCP through that interface, default options).
-fn automatic_ias(interfaces: &[String]) -> Vec<(String, DeviceConfig)> {
-    let mut ias = vec![(BUILTIN_IA_NAME.to_owned(), DeviceConfig::default())];
-    for name in interfaces {
-        if ias.iter().any(|(n, _)| n == name) {
-            continue;
-        }
-        let params = BuiltinParams {
-            netdev: Some(name.clone()),
-            ..BuiltinParams::default()
-        };
-        ias.push((name.clone(), builtin_device(&params)));
+/// The device configuration a built-in dat.conf line asks for, the RDMA
+/// ports read under the sysfs root `sysfs`.
+///
+/// `transport=` decides when given. Without it, the line is verbs when it
+/// names an RDMA port: `device=<ibdev>`, a network device bound to an RDMA
+/// port (OFED's `"ib0 0"`), or an RDMA device as the bare word (OFED's
+/// socket-CM form `"mlx4_0 1"`); otherwise TCP. A verbs port of 0 (OFED's
+/// "any") is the port the network device is bound to, else 1.
+fn builtin_device_on(params: &BuiltinParams, sysfs: &Path) -> DeviceConfig {
+    let named = params.transport.as_deref().and_then(TransportKind::parse);
+    let mut cfg = DeviceConfig {
+        transport: named.unwrap_or_default(),
+        netdev: params.netdev.clone(),
+        family: params.family,
+        device: params.device.clone(),
+        port: params.port.unwrap_or(1),
+        options: params.options,
+    };
+    if named.is_some_and(|t| t != TransportKind::Verbs) {
+        return cfg;
     }
-    ias
+    let bound = params
+        .netdev
+        .as_deref()
+        .filter(|_| params.device.is_none())
+        .and_then(|netdev| discover::port_of_netdev(sysfs, netdev));
+    if named.is_none() {
+        if let Some((device, _)) = &bound {
+            cfg.device = Some(device.clone());
+        } else if params.device.is_none() {
+            match params.netdev.as_deref() {
+                Some(name) if discover::has_device(sysfs, name) => {
+                    cfg.device = Some(name.to_owned());
+                    cfg.netdev = None;
+                }
+                _ => return cfg,
+            }
+        }
+        cfg.transport = TransportKind::Verbs;
+        cfg.options = InstanceOptions::defaults(TransportKind::Verbs);
+        if params.options != InstanceOptions::defaults(TransportKind::Tcp) {
+            tracing::warn!(device = ?cfg.device,
+                "dat.conf: TCP options ignored: the line names an RDMA port, so it opens \
+                 the verbs transport (transport=tcp keeps TCP)");
+        }
+    }
+    let given = params.port.filter(|&p| p != 0);
+    cfg.port = given
+        .or(bound.map(|(_, port)| u32::from(port)))
+        .unwrap_or(1);
+    cfg
+}
+
+/// True for OFED's uDAPL provider libraries (`libdaplcma.so.1`,
+/// `libdaplofa.so.2`, `libdaploscm.so.2`, `libdaploucm.so.2`, ...: basename
+/// `libdapl*`): when one cannot be loaded, the built-in provider serves its
+/// line.
+pub fn is_ofed_library(library: &str) -> bool {
+    let basename = library.rsplit('/').next().unwrap_or(library);
+    basename.starts_with("libdapl") && basename.contains(".so")
+}
+
+/// What the registry reads of the host: the network interfaces that get a
+/// TCP IA of their own, every interface address, and the sysfs root the
+/// RDMA ports are read under.
+struct Host {
+    interfaces: Vec<String>,
+    addresses: Vec<sys::IfAddr>,
+    sysfs: PathBuf,
+}
+
+impl Host {
+    fn this_host() -> Host {
+        Host {
+            interfaces: crate::transport::interface_ia_names(),
+            addresses: sys::interface_addresses(),
+            sysfs: discover::sysfs_root(),
+        }
+    }
+
+    /// One verbs IA per active RDMA port whose network device has an
+    /// address, named `OpenIB-<device>-<port>`, in device and port order.
+    fn rdma_ias(&self) -> Vec<(String, DeviceConfig)> {
+        discover::ports(&self.sysfs)
+            .into_iter()
+            .filter(|p| p.active)
+            .filter_map(|p| {
+                let netdev = p.netdev?;
+                if !self.addresses.iter().any(|a| a.name == netdev) {
+                    return None;
+                }
+                let cfg = DeviceConfig {
+                    transport: TransportKind::Verbs,
+                    netdev: Some(netdev),
+                    family: None,
+                    device: Some(p.device.clone()),
+                    port: u32::from(p.port),
+                    options: InstanceOptions::defaults(TransportKind::Verbs),
+                };
+                Some((discover::ia_name(&p.device, p.port), cfg))
+            })
+            .collect()
+    }
+
+    /// The built-in IAs registered without dat.conf, in listing order:
+    /// `tcp0` (loopback) first, then the RDMA ports' verbs IAs, then one
+    /// per network interface, named after it (TCP through that interface,
+    /// default options). A name already taken is skipped.
+    fn automatic_ias(&self) -> Vec<(String, DeviceConfig)> {
+        let mut ias = vec![(BUILTIN_IA_NAME.to_owned(), DeviceConfig::default())];
+        let tcp = self.interfaces.iter().map(|name| {
+            let cfg = DeviceConfig {
+                netdev: Some(name.clone()),
+                port: 1,
+                ..DeviceConfig::default()
+            };
+            (name.clone(), cfg)
+        });
+        for (name, cfg) in self.rdma_ias().into_iter().chain(tcp) {
+            if !ias.iter().any(|(n, _)| *n == name) {
+                ias.push((name, cfg));
+            }
+        }
+        ias
+    }
 }
 
 impl Registry {
@@ -173,25 +277,21 @@ impl Registry {
     }
 
     /// Builds the registry from `path` (none: no dat.conf), with a built-in
-    /// IA for each network interface that is up and has an address
+    /// IA for each active RDMA port with an address and for each network
+    /// interface that is up and has an address
     /// ([`crate::transport::interface_ia_names`]).
     pub fn with_conf(path: Option<&Path>, loader: Box<dyn Loader>) -> Registry {
-        Self::with_conf_and_interfaces(path, &crate::transport::interface_ia_names(), loader)
+        Self::on_host(path, Host::this_host(), loader)
     }
 
-    /// Builds the registry from `path` (none: no dat.conf), with a built-in
-    /// IA for each of `interfaces` besides `tcp0`.
+    /// Builds the registry from `path` (none: no dat.conf) for `host`.
     ///
     /// The dat.conf entries come first (listing order and lookup), then the
-    /// automatic built-in IAs: `tcp0`, then the interfaces in the order
-    /// given. An automatic IA whose name a dat.conf entry uses is left out
-    /// altogether (both thread-safety values), so a dat.conf line for, say,
-    /// `eth0` replaces the automatic `eth0` whatever provider it names.
-    pub fn with_conf_and_interfaces(
-        path: Option<&Path>,
-        interfaces: &[String],
-        loader: Box<dyn Loader>,
-    ) -> Registry {
+    /// automatic built-in IAs ([`Host::automatic_ias`]). An automatic IA
+    /// whose name a dat.conf entry uses is left out altogether (both
+    /// thread-safety values), so a dat.conf line for, say, `eth0` replaces
+    /// the automatic `eth0` whatever provider it names.
+    fn on_host(path: Option<&Path>, host: Host, loader: Box<dyn Loader>) -> Registry {
         let mut dr: Vec<DrEntry> = Vec::new();
         let mut sr: Vec<SrEntry> = Vec::new();
         if let Some(path) = path {
@@ -235,7 +335,7 @@ impl Registry {
                     }
                     dr.push(DrEntry {
                         key: key.clone(),
-                        opener: Opener::Builtin(builtin_device(&params)),
+                        opener: Opener::Builtin(builtin_device_on(&params, &host.sysfs)),
                         count: 0,
                         owner: None,
                     });
@@ -250,7 +350,7 @@ impl Registry {
             }
         }
         let mut builtin_keys = Vec::new();
-        for (name, device) in automatic_ias(interfaces) {
+        for (name, device) in host.automatic_ias() {
             let name = name.into_bytes();
             if sr.iter().any(|e| e.key.name == name) {
                 tracing::debug!(ia = %String::from_utf8_lossy(&name),
@@ -280,6 +380,7 @@ impl Registry {
             tables,
             builtin_keys,
             loader,
+            sysfs: host.sysfs,
         }
     }
 
@@ -381,6 +482,9 @@ impl Registry {
                         e.lib = Some(lib);
                     }
                     INITIALIZING.with(|c| c.set(None));
+                    if e.lib.is_none() {
+                        self.serve_ofed_line(e);
+                    }
                 }
                 if e.lib.is_some() {
                     e.count += 1;
@@ -414,6 +518,37 @@ impl Registry {
                 self.release_sr(&mut sr, &t);
                 Err(DatError::of(Type::ProviderNotFound))
             }
+        }
+    }
+
+    /// After OFED's provider library for `e` failed to load: the built-in
+    /// provider serves the line with its instance data from now on (a DAT
+    /// 1.2 line only; the DR keeps any entry a provider registered for the
+    /// key).
+    fn serve_ofed_line(&self, e: &mut SrEntry) {
+        if !is_ofed_library(&e.conf.library) || e.key.major != 1 || e.key.minor > 2 {
+            return;
+        }
+        let params = conf::parse_builtin_params(&e.conf.instance_data);
+        for u in &params.unknown {
+            tracing::warn!(
+                line = e.conf.line,
+                "dat.conf: unknown or malformed built-in provider parameter '{u}' ignored"
+            );
+        }
+        let device = builtin_device_on(&params, &self.sysfs);
+        tracing::warn!(ia = %String::from_utf8_lossy(&e.key.name), library = %e.conf.library,
+            line = e.conf.line, transport = device.transport.name(),
+            "dat.conf: OFED provider library not loaded; the built-in provider serves this line");
+        e.builtin = true;
+        let mut dr = lock(&self.dr);
+        if !dr.iter().any(|d| d.key == e.key) {
+            dr.push(DrEntry {
+                key: e.key.clone(),
+                opener: Opener::Builtin(device),
+                count: 0,
+                owner: None,
+            });
         }
     }
 
@@ -457,6 +592,22 @@ impl Registry {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    impl Registry {
+        /// A registry for a host with these interfaces and no RDMA ports.
+        fn with_conf_and_interfaces(
+            path: Option<&Path>,
+            interfaces: &[String],
+            loader: Box<dyn Loader>,
+        ) -> Registry {
+            let host = Host {
+                interfaces: interfaces.to_vec(),
+                addresses: Vec::new(),
+                sysfs: PathBuf::from("/nonexistent/sysfs"),
+            };
+            Registry::on_host(path, host, loader)
+        }
+    }
 
     struct NoLoader;
     impl Loader for NoLoader {
@@ -788,9 +939,237 @@ mod tests {
     fn this_hosts_interfaces_are_listed_after_tcp0() {
         let r = Registry::with_conf(None, Box::new(NoLoader));
         let mut want = vec!["tcp0".to_owned()];
+        want.extend(Host::this_host().rdma_ias().into_iter().map(|(n, _)| n));
         want.extend(crate::transport::interface_ia_names());
         let want: Vec<&str> = want.iter().map(String::as_str).collect();
         assert_eq!(names(&r), pairs(&want));
         assert!(!want[1..].contains(&"lo"));
+    }
+
+    use crate::transport::verbs::discover::fake::Sysfs;
+
+    fn ifaddr(name: &str, ip: &str) -> sys::IfAddr {
+        sys::IfAddr {
+            name: name.to_owned(),
+            up: true,
+            loopback: false,
+            ip: ip.parse().expect("ip"),
+            scope_id: 0,
+        }
+    }
+
+    /// rxe0 and siw0 on eth0 (which has an address), mlx5_0 port 1 on ib0
+    /// (no address) and port 2 down on ib1 (with an address), rxe1 active
+    /// with no network device.
+    fn rdma_host(tag: &str) -> (Sysfs, Host) {
+        let s = Sysfs::new(tag);
+        s.rxe("rxe0", "eth0")
+            .siw("siw0")
+            .netdev("eth0", "52:54:00:12:34:56", None)
+            .device("mlx5_0", "1: CA")
+            .port("mlx5_0", 1, "4: ACTIVE", "InfiniBand")
+            .port("mlx5_0", 2, "1: DOWN", "InfiniBand")
+            .rdma_on_bus("mlx5_0", "pci/0000:00:03.0")
+            .netdev("ib0", "00:00:10:49", Some(("pci/0000:00:03.0", 0)))
+            .netdev("ib1", "00:00:10:50", Some(("pci/0000:00:03.0", 1)))
+            .device("rxe1", "1: CA")
+            .port("rxe1", 1, "4: ACTIVE", "Ethernet");
+        let host = Host {
+            interfaces: interfaces(&["eth0", "ib1"]),
+            addresses: vec![ifaddr("eth0", "10.0.2.15"), ifaddr("ib1", "192.168.7.1")],
+            sysfs: s.root().to_owned(),
+        };
+        (s, host)
+    }
+
+    fn verbs(device: Option<&str>, port: u32, netdev: Option<&str>) -> DeviceConfig {
+        DeviceConfig {
+            transport: TransportKind::Verbs,
+            netdev: netdev.map(str::to_owned),
+            family: None,
+            device: device.map(str::to_owned),
+            port,
+            options: InstanceOptions::defaults(TransportKind::Verbs),
+        }
+    }
+
+    #[test]
+    fn active_rdma_ports_with_an_address_get_verbs_ias_after_tcp0() {
+        let (_s, host) = rdma_host("reg-auto");
+        let r = Registry::on_host(None, host, Box::new(NoLoader));
+        assert_eq!(
+            names(&r),
+            pairs(&["tcp0", "OpenIB-rxe0-1", "OpenIB-siw0-1", "eth0", "ib1"])
+        );
+        for ts in [false, true] {
+            assert_eq!(
+                opener(&r, "OpenIB-rxe0-1", ts),
+                Some(Opener::Builtin(verbs(Some("rxe0"), 1, Some("eth0"))))
+            );
+            assert_eq!(
+                opener(&r, "OpenIB-siw0-1", ts),
+                Some(Opener::Builtin(verbs(Some("siw0"), 1, Some("eth0"))))
+            );
+        }
+    }
+
+    #[test]
+    fn a_conf_entry_replaces_the_verbs_ia_of_its_name() {
+        let (s, host) = rdma_host("reg-replace");
+        let path = s.root().join("dat.conf");
+        std::fs::write(
+            &path,
+            "OpenIB-rxe0-1 u1.2 threadsafe default libdat.so.1 udapl.1.2 \"transport=tcp netdev=eth0\" \"\"\n",
+        )
+        .expect("write");
+        let r = Registry::on_host(Some(&path), host, Box::new(NoLoader));
+        let mut want = vec![("OpenIB-rxe0-1".to_owned(), true)];
+        want.extend(pairs(&["tcp0", "OpenIB-siw0-1", "eth0", "ib1"]));
+        assert_eq!(names(&r), want);
+        let Some(Opener::Builtin(dev)) = opener(&r, "OpenIB-rxe0-1", true) else {
+            panic!("built-in");
+        };
+        assert_eq!(dev.transport, TransportKind::Tcp);
+        assert!(opener(&r, "OpenIB-rxe0-1", false).is_none());
+    }
+
+    fn device_of(instance_data: &str, sysfs: &Path) -> DeviceConfig {
+        builtin_device_on(&conf::parse_builtin_params(instance_data), sysfs)
+    }
+
+    #[test]
+    fn conf_lines_that_name_an_rdma_port_open_verbs() {
+        let (s, _host) = rdma_host("reg-lines");
+        let root = s.root();
+        // OFED's form: the network device's port, OFED's port 0 ignored.
+        assert_eq!(
+            device_of("ib0 0", root),
+            verbs(Some("mlx5_0"), 1, Some("ib0"))
+        );
+        assert_eq!(
+            device_of("ib1 0", root),
+            verbs(Some("mlx5_0"), 2, Some("ib1"))
+        );
+        assert_eq!(
+            device_of("eth0 0", root),
+            verbs(Some("rxe0"), 1, Some("eth0"))
+        );
+        // A port number other than 0 is taken.
+        assert_eq!(
+            device_of("ib0 2", root),
+            verbs(Some("mlx5_0"), 2, Some("ib0"))
+        );
+        // OFED's socket-CM form names the device itself.
+        assert_eq!(device_of("mlx5_0 2", root), verbs(Some("mlx5_0"), 2, None));
+        assert_eq!(device_of("mlx5_0 0", root), verbs(Some("mlx5_0"), 1, None));
+        // device= implies verbs.
+        assert_eq!(
+            device_of("device=rxe1 port=1", root),
+            verbs(Some("rxe1"), 1, None)
+        );
+        assert_eq!(
+            device_of("transport=verbs device=mlx5_0 port=2", root),
+            verbs(Some("mlx5_0"), 2, None)
+        );
+        // transport=verbs netdev=: the device is the transport's to find;
+        // the port defaults to the bound one.
+        assert_eq!(
+            device_of("transport=verbs netdev=ib1", root),
+            verbs(None, 2, Some("ib1"))
+        );
+        assert_eq!(
+            device_of("transport=verbs netdev=eth9", root),
+            verbs(None, 1, Some("eth9"))
+        );
+        // transport=tcp, or a network device with no RDMA port: TCP as before.
+        for line in ["transport=tcp netdev=ib0", "eth9 0", "lo", ""] {
+            let dev = device_of(line, root);
+            assert_eq!(dev.transport, TransportKind::Tcp, "{line}");
+            assert_eq!(dev.device, None, "{line}");
+        }
+        assert_eq!(device_of("eth9 0", root).netdev.as_deref(), Some("eth9"));
+        // TCP options on a line that turns out to be verbs are dropped.
+        assert_eq!(
+            device_of("ib0 0 crc=on", root),
+            verbs(Some("mlx5_0"), 1, Some("ib0"))
+        );
+        // Without RDMA, nothing changes.
+        let none = Path::new("/nonexistent/sysfs");
+        assert_eq!(device_of("ib0 0", none).transport, TransportKind::Tcp);
+        assert_eq!(device_of("ib0 0", none).port, 0);
+    }
+
+    #[test]
+    fn an_unmodified_ofed_dat_conf_is_served_by_the_built_in_provider() {
+        let (s, host) = rdma_host("reg-ofed");
+        let path = s.root().join("dat.conf");
+        std::fs::write(
+            &path,
+            "OpenIB-cma u1.2 nonthreadsafe default libdaplcma.so.1 dapl.1.2 \"ib0 0\" \"\"\n\
+             OpenIB-mlx5_0-2 u1.2 nonthreadsafe default /usr/lib64/libdaplscm.so.1 dapl.1.2 \"mlx5_0 2\" \"\"\n\
+             OpenIB-eth9 u1.2 nonthreadsafe default libdaplcma.so.1 dapl.1.2 \"eth9 0\" \"\"\n\
+             ofa-v2-ib0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"ib0 0\" \"\"\n\
+             vendor0 u1.2 nonthreadsafe default /nonexistent/libx.so x.1.0 \"ib0 0\" \"\"\n",
+        )
+        .expect("write");
+        let r = Registry::on_host(Some(&path), host, Box::new(NoLoader));
+        assert_eq!(
+            opener(&r, "OpenIB-cma", false),
+            Some(Opener::Builtin(verbs(Some("mlx5_0"), 1, Some("ib0"))))
+        );
+        // Served from then on, and not again loaded.
+        assert!(opener(&r, "OpenIB-cma", false).is_some());
+        assert_eq!(
+            opener(&r, "OpenIB-mlx5_0-2", false),
+            Some(Opener::Builtin(verbs(Some("mlx5_0"), 2, None)))
+        );
+        let Some(Opener::Builtin(dev)) = opener(&r, "OpenIB-eth9", false) else {
+            panic!("served by the built-in provider");
+        };
+        assert_eq!(
+            (dev.transport, dev.netdev.as_deref()),
+            (TransportKind::Tcp, Some("eth9"))
+        );
+        // A DAT 2.0 line, and a library that is not OFED's, are not served.
+        let mut v2 = key("ofa-v2-ib0", 0, false);
+        v2.major = 2;
+        assert!(r.begin_open(&v2).is_err());
+        assert!(opener(&r, "vendor0", false).is_none());
+        // The thread-safe key was not in dat.conf.
+        assert!(opener(&r, "OpenIB-cma", true).is_none());
+    }
+
+    #[test]
+    fn an_ofed_library_that_loads_is_used() {
+        let (s, host) = rdma_host("reg-ofed-loads");
+        let path = s.root().join("dat.conf");
+        std::fs::write(
+            &path,
+            "OpenIB-cma u1.2 nonthreadsafe default libdaplcma.so.1 dapl.1.2 \"ib0 0\" \"\"\n",
+        )
+        .expect("write");
+        let changes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let r = Registry::on_host(Some(&path), host, Box::new(DummyLoader(changes)));
+        // The library loaded (and registered nothing): no built-in entry.
+        assert_eq!(
+            r.begin_open(&key("OpenIB-cma", 2, false)).map(|_| ()),
+            Err(DatError::of(Type::ProviderNotFound))
+        );
+    }
+
+    #[test]
+    fn ofed_library_names() {
+        for lib in [
+            "libdaplcma.so.1",
+            "libdaplofa.so.2",
+            "libdaploscm.so.2",
+            "libdaploucm.so.2",
+            "/usr/lib64/libdaplscm.so.1",
+        ] {
+            assert!(is_ofed_library(lib), "{lib}");
+        }
+        for lib in ["libdat.so.1", "libdapl", "/opt/dapl/libx.so", "builtin"] {
+            assert!(!is_ofed_library(lib), "{lib}");
+        }
     }
 }

@@ -64,14 +64,21 @@ impl Run {
 }
 
 /// Runs dat-info with DAT_OVERRIDE=`conf` (and `--lib` the built library
-/// unless `args` names one), killing it if it outlives the deadline.
+/// unless `args` names one) on a host without RDMA ports, killing it if it
+/// outlives the deadline.
 fn dat_info(conf: &Path, args: &[&str]) -> Run {
+    dat_info_on(conf, Path::new("/nonexistent/sysfs"), args)
+}
+
+/// As [`dat_info`], the RDMA ports read from the sysfs tree `sysfs`.
+fn dat_info_on(conf: &Path, sysfs: &Path, args: &[&str]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dat-info"));
     if !args.contains(&"--lib") {
         cmd.arg("--lib").arg(library());
     }
     cmd.args(args)
         .env("DAT_OVERRIDE", conf)
+        .env("DAT_VERBS_SYSFS", sysfs)
         .env_remove("DAT_LIBRARY")
         .env_remove("DAT_LOG")
         .env_remove("DAT_DBG_TYPE")
@@ -703,4 +710,79 @@ fn a_usage_error_exits_2() {
     assert_eq!(r.code, 0);
     assert!(r.stdout.contains("Exit status"));
     assert!(r.stdout.contains("provider_specific_attr"));
+}
+
+/// A sysfs tree with one RDMA device, rxe0, its port 1 active and bound to
+/// the loopback interface `lo`.
+fn fake_sysfs(dir: &TempDir) -> PathBuf {
+    let root = dir.0.join("sysfs");
+    let port = root.join("class/infiniband/rxe0/ports/1");
+    std::fs::create_dir_all(port.join("gid_attrs/ndevs")).expect("mkdir");
+    for (file, text) in [
+        (root.join("class/infiniband/rxe0/node_type"), "1: CA\n"),
+        (root.join("class/infiniband/rxe0/parent"), "lo\n"),
+        (port.join("state"), "4: ACTIVE\n"),
+        (port.join("link_layer"), "Ethernet\n"),
+        (port.join("gid_attrs/ndevs/0"), "lo\n"),
+    ] {
+        std::fs::write(file, text).expect("write");
+    }
+    root
+}
+
+#[test]
+fn rdma_ports_are_listed_as_openib_ias() {
+    let dir = TempDir::new("rdma");
+    let conf = dir.file("dat.conf", "");
+    let sysfs = fake_sysfs(&dir);
+    let r = dat_info_on(&conf, &sysfs, &["-l"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let names: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(&names[..2], ["tcp0", "OpenIB-rxe0-1"], "{}", r.stdout);
+    // Without RDMA ports, none.
+    let r = dat_info(&conf, &["-l"]);
+    assert!(!r.stdout.contains("OpenIB"), "{}", r.stdout);
+    // rxe0 is not a device rdma-core knows here: the IA is shown
+    // unavailable, with why.
+    let r = dat_info_on(&conf, &sysfs, &["-d", "OpenIB-rxe0-1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        row(&r, "OpenIB-rxe0-1").contains(" unavailable "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.lines().any(|l| l
+            .starts_with("dat-info: OpenIB-rxe0-1 (u1.2 nonthreadsafe): cannot open: ")
+            && l.contains("(an RDMA port: it needs rdma-core")),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn an_ofed_line_whose_library_does_not_load_is_served_by_the_built_in_provider() {
+    let dir = TempDir::new("ofed");
+    let conf = dir.file(
+        "dat.conf",
+        "OpenIB-cma u1.2 nonthreadsafe default libdaplcma.so.1 dapl.1.2 \"lo 0\" \"\"\n",
+    );
+    // No RDMA port on lo: the built-in provider serves it over TCP.
+    let r = dat_info(&conf, &["-d", "OpenIB-cma"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(row(&r, "OpenIB-cma").contains(" built-in "), "{}", r.stdout);
+    assert!(row(&r, "OpenIB-cma").contains(" ok "), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("provider          built-in (served by libdat itself: OFED's library does not load: libdaplcma.so.1: "),
+        "{}",
+        r.stdout
+    );
+    let j = dat_info(&conf, &["--json", "-d", "OpenIB-cma"]).json();
+    let e = entries(&j, "OpenIB-cma")[0];
+    assert_eq!(e["provider"], "built-in");
+    assert_eq!(e["provider_loads"], false);
+    assert_eq!(e["opened"], true);
+    assert_eq!(e["address"], "127.0.0.1");
+    assert_eq!(j["exit_code"], 0);
 }

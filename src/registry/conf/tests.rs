@@ -507,6 +507,14 @@ fn builtin_key_value_params() {
     );
     assert_eq!(parse_builtin_params(""), BuiltinParams::default());
     assert_eq!(parse_builtin_params(" "), BuiltinParams::default());
+    let p = parse_builtin_params("transport=verbs device=mlx5_0 port=1");
+    assert_eq!(p.transport.as_deref(), Some("verbs"));
+    assert_eq!((p.device.as_deref(), p.port), (Some("mlx5_0"), Some(1)));
+    assert_eq!(p.netdev, None);
+    assert!(p.unknown.is_empty());
+    let p = parse_builtin_params("device= device=rxe0 device=");
+    assert_eq!(p.device.as_deref(), Some("rxe0"));
+    assert_eq!(p.unknown, ["device=", "device="]);
 }
 
 #[test]

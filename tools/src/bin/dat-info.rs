@@ -49,10 +49,17 @@ provider library named in dat.conf is loaded (dlopen, RTLD_NOW) to check it;
 every IA is opened (dat_ia_openv with the entry's DAT version and thread
 safety), queried (dat_ia_query, every attribute) and closed.
 
+Built-in IAs: tcp0, one OpenIB-<device>-<port> per active RDMA port whose network
+interface has an address (verbs; the ports are read from sysfs, $DAT_VERBS_SYSFS
+or /sys), one per network interface. A dat.conf line naming one of OFED's
+libraries (libdapl*, e.g. libdaplcma.so.1) that does not load but whose IA the
+library serves itself is shown with provider built-in.
+
 Output: a summary table, then each IA: where its entry comes from, its provider,
 transport and options (built-in provider: as the open IA reports them in its
-provider_specific_attr), status, address, and every DAT_IA_ATTR and DAT_PROVIDER_ATTR
-field by its C name. An IA whose attributes equal an earlier one's (thread
+provider_specific_attr; for a verbs IA these include the device's attributes:
+device, port, link_layer, netdev, fw_ver, node_guid ...), status, address, and
+every DAT_IA_ATTR and DAT_PROVIDER_ATTR field by its C name. An IA whose attributes equal an earlier one's (thread
 safety aside) refers to it instead of repeating them, unless -v is given; -v
 also prints the named attributes as name=value.
 
@@ -82,14 +89,19 @@ JSON (--json): one object; with --list, an array of IA names.
     file, line            where the dat.conf entry is (null: built-in)
     library, provider_version, instance_data, platform_data
                           dat.conf fields 5-8 (null: built-in)
-    provider              \"built-in\" | \"library\" | \"unknown\" (unlisted)
+    provider              \"built-in\" | \"library\" | \"unknown\" (unlisted);
+                          \"built-in\" also for an OFED line the library serves
+                          itself because OFED's library does not load
     provider_loads, provider_error, has_dat_provider_init
-                          the dlopen check of a library (null: built-in)
+                          the dlopen check of a library (null: built-in
+                          from the start)
     transport, options    built-in provider: the transport the IA reports
                           (provider_specific_attr 'transport'; for an IA that
                           did not open, the transport= its instance data asks
                           for, if any) and {name: value} of the other
-                          provider_specific_attr but address (null: a library's own)
+                          provider_specific_attr but address (its options; for
+                          a verbs IA also the device's attributes) (null: a
+                          library's own)
     unavailable           why the IA did not open: the DAT error name, after
                           'transport=NAME: ' if the instance data asks for one;
                           null if it opened
@@ -112,6 +124,8 @@ Environment:
                 the one installed beside dat-info in PREFIX/lib, else the usual
                 search)
   DAT_OVERRIDE  the dat.conf to read (as the library does)
+  DAT_VERBS_SYSFS
+                the sysfs root the library reads RDMA ports from (default /sys)
   DAT_LOG       the library's own logging; dat-info sets it to 'error' unless it
                 or DAT_DBG_TYPE is set, since it reports dat.conf problems itself
 
@@ -264,6 +278,13 @@ impl Errors {
     }
 }
 
+/// OFED's uDAPL provider libraries (`libdaplcma.so.1`, `libdaplofa.so.2`,
+/// `libdaploscm.so.2`, ...): basename `libdapl*`.
+fn is_ofed_library(library: &str) -> bool {
+    let basename = library.rsplit('/').next().unwrap_or(library);
+    basename.starts_with("libdapl") && basename.contains(".so")
+}
+
 /// `name (u1.2 nonthreadsafe)`: a registry key in dat.conf notation.
 fn label(k: &Key) -> String {
     format!(
@@ -406,10 +427,7 @@ fn inspect(
     errors: &mut Errors,
 ) -> EntryReport {
     let name = key.name();
-    let builtin = !unlisted && source.is_none_or(|(e, _)| conf::is_builtin_library(&e.library));
-    let requested = source
-        .filter(|_| builtin)
-        .and_then(|(e, _)| conf::requested_transport(&e.instance_data));
+    let mut builtin = !unlisted && source.is_none_or(|(e, _)| conf::is_builtin_library(&e.library));
     let mut r = EntryReport {
         ia_name: name,
         dapl_version_major: key.major,
@@ -451,19 +469,34 @@ fn inspect(
         r.provider_loads = Some(probe.loads);
         r.has_dat_provider_init = Some(probe.has_dat_provider_init);
         if let Some(why) = probe.error {
-            errors.report(
-                EXIT_ENTRY,
-                format!(
-                    "{}: provider library {} cannot be loaded: {why}",
-                    label(key),
-                    e.library
-                ),
-            );
-            r.provider_error = Some(why);
-            r.error = Some("provider library not loaded".into());
-            return r;
+            // A libdat may serve an OFED line itself when OFED's library
+            // is not there: then the IA is in its registry (it opens, or
+            // fails for another reason than not being found).
+            let served = is_ofed_library(&e.library)
+                && OpenIa::open(dat, key)
+                    .map_or_else(|rc| rc & DAT_TYPE_MASK != DAT_PROVIDER_NOT_FOUND, |_| true);
+            if served {
+                builtin = true;
+                r.provider = "built-in";
+                r.provider_error = Some(why);
+            } else {
+                errors.report(
+                    EXIT_ENTRY,
+                    format!(
+                        "{}: provider library {} cannot be loaded: {why}",
+                        label(key),
+                        e.library
+                    ),
+                );
+                r.provider_error = Some(why);
+                r.error = Some("provider library not loaded".into());
+                return r;
+            }
         }
     }
+    let requested = source
+        .filter(|_| builtin)
+        .and_then(|(e, _)| conf::requested_transport(&e.instance_data));
     let ia = match OpenIa::open(dat, key) {
         Ok(ia) => ia,
         Err(rc) => {
@@ -471,8 +504,13 @@ fn inspect(
             // library does not have, a network interface it cannot use.
             let no_device = rc & DAT_TYPE_MASK == DAT_INSUFFICIENT_RESOURCES
                 && rc & DAT_SUBTYPE_MASK == DAT_RESOURCE_DEVICE;
+            // The built-in RDMA port IAs are named as OFED names them.
+            let rdma_port = builtin && source.is_none() && r.ia_name.starts_with("OpenIB-");
             let hint = match requested {
                 Some(t) => format!(" (its instance data asks for transport={t})"),
+                None if rdma_port => " (an RDMA port: it needs rdma-core's libibverbs.so.1 and \
+                     librdmacm.so.1; DAT_LOG=warn says why)"
+                    .to_string(),
                 None if builtin && no_device => {
                     " (is its network interface there, with an address?)".to_string()
                 }
@@ -628,7 +666,7 @@ fn provider_short(e: &EntryReport) -> String {
 }
 
 fn status_text(e: &EntryReport) -> String {
-    if e.provider_loads == Some(false) {
+    if e.provider == "library" && e.provider_loads == Some(false) {
         "not loaded".into()
     } else if !e.opened {
         "unavailable".into()
@@ -676,6 +714,9 @@ fn details(e: &EntryReport, before: &[EntryReport], verbose: bool) -> String {
         head.push(("library", lib.clone()));
     }
     let provider = match (e.provider, e.provider_loads, &e.provider_error) {
+        ("built-in", Some(false), Some(why)) => {
+            format!("built-in (served by libdat itself: OFED's library does not load: {why})")
+        }
         ("built-in", _, _) => "built-in (served by libdat itself)".to_string(),
         ("unknown", _, _) => "registered at run time (not listed)".to_string(),
         (_, Some(true), _) => format!(
