@@ -12,6 +12,7 @@
 #   make bench-progress  asynchronous progress targets with dat-perf (memory polling, computing peer, CNO, streams, idle CPU)
 #   make tools        dat-info and dat-perf into build/bin/ (they load build/lib/libdat.so.1)
 #   make install PREFIX=/usr/local   library (stripped, debug info in LIBDIR/.debug), headers, dat.pc, dat.conf.example, dat-info, dat-perf
+#   make stub-verbs   the stub rdma-core libraries of the verbs tests (build/stub-verbs/)
 #   make valgrind     run the C tests once under valgrind
 #   make helgrind     the threaded C tests under helgrind and drd
 #   make fuzz         each fuzz target (fuzz/, cargo-fuzz, nightly) for FUZZ_SECONDS (60) seconds
@@ -45,6 +46,7 @@ ABI_SRC   := $(wildcard ctests/abi/*.c)
 EP_SRC    := $(wildcard ctests/ep/*.c)
 EXT_SRC   := $(wildcard ctests/examples/*.c)
 CONS_SRC  := $(wildcard ctests/consumer/*.c)
+VERBS_SRC := $(wildcard ctests/verbs/*.c)
 REG_SRC   := $(filter-out %_provider.c,$(wildcard ctests/registry/*.c))
 PROV_SRC  := $(wildcard ctests/registry/*_provider.c)
 UNIT_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(UNIT_SRC))
@@ -52,9 +54,10 @@ ABI_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(ABI_SRC))
 EP_BIN    := $(patsubst ctests/%.c,$(CTOUT)/%,$(EP_SRC))
 EXT_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(EXT_SRC))
 CONS_BIN  := $(patsubst ctests/%.c,$(CTOUT)/%,$(CONS_SRC))
+VERBS_BIN := $(patsubst ctests/%.c,$(CTOUT)/%,$(VERBS_SRC))
 REG_BIN   := $(patsubst ctests/%.c,$(CTOUT)/%,$(REG_SRC))
 PROV_LIB  := $(patsubst ctests/registry/%.c,$(CTOUT)/registry/lib%.so,$(PROV_SRC))
-CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN) $(EXT_BIN) $(CONS_BIN)
+CTEST_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EP_BIN) $(EXT_BIN) $(CONS_BIN) $(VERBS_BIN)
 # Under valgrind: every local-object program, the example, and of the
 # two-process endpoint programs the end-to-end ones (the rest repeat the
 # same paths with many timed waits, and EPC-17 creates 65536 EPs). Not the
@@ -65,7 +68,7 @@ VALGRIND_BIN := $(ABI_BIN) $(UNIT_BIN) $(REG_BIN) $(EXT_BIN) \
 # Under helgrind and drd: the threaded end-to-end programs.
 HELGRIND_BIN := $(filter %/e2e_threads %/e2e_race,$(EP_BIN))
 
-.PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests \
+.PHONY: all lib header check-header check cargo-test loom exports ctests run-ctests stub-verbs \
         demo examples tools bench qp-bench bench-ep bench-progress install install-check fuzz valgrind helgrind clippy fmt lint \
         header-modes dropin clean
 
@@ -120,6 +123,36 @@ $(CTOUT)/registry/lib%.so: ctests/registry/%.c include/dat/udat.h $(LIBOUT)/libd
 # The registry tests and the no-init provider include the stub provider source.
 $(CTOUT)/registry/unit_registry $(CTOUT)/registry/func_foreign_dispatch \
     $(CTOUT)/registry/libnoinit_provider.so: ctests/registry/stub_provider.c
+
+# The stub rdma-core libraries (tests/stub-verbs/): SONAMEs and symbol
+# versions of rdma-core's, for the verbs tests that run on any machine
+# (ctests/verbs/). stub_symbols.h lists the transport's dlvsym table
+# (src/transport/verbs/lib.rs) for the check that the stubs resolve it.
+STUBOUT    := $(BUILD)/stub-verbs
+STUB_VERBS := $(STUBOUT)/libibverbs.so.1 $(STUBOUT)/librdmacm.so.1
+STUB_CFLAGS = $(CSTD) $(CWARN) -g -O1 -fPIC -shared -Itests/stub-verbs
+
+$(STUBOUT)/libibverbs.so.1: tests/stub-verbs/ibverbs.c tests/stub-verbs/stub.h tests/stub-verbs/ibverbs.map
+	@mkdir -p $(dir $@)
+	$(CC) $(STUB_CFLAGS) -Wl,-soname,libibverbs.so.1 -Wl,--version-script=tests/stub-verbs/ibverbs.map \
+		-o $@ $< -lpthread
+
+$(STUBOUT)/librdmacm.so.1: tests/stub-verbs/rdmacm.c tests/stub-verbs/stub.h tests/stub-verbs/rdmacm.map $(STUBOUT)/libibverbs.so.1
+	$(CC) $(STUB_CFLAGS) -Wl,-soname,librdmacm.so.1 -Wl,--version-script=tests/stub-verbs/rdmacm.map \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $< $(STUBOUT)/libibverbs.so.1 -lpthread
+
+$(STUBOUT)/stub_symbols.h: src/transport/verbs/lib.rs tests/stub-verbs/symbols.sh
+	@mkdir -p $(dir $@)
+	tests/stub-verbs/symbols.sh $< > $@.tmp
+	mv -f $@.tmp $@
+
+stub-verbs: $(STUB_VERBS)
+
+$(VERBS_BIN): $(STUB_VERBS) $(STUBOUT)/stub_symbols.h tests/stub-verbs/stub.h
+$(VERBS_BIN): CFLAGS_T += -Itests/stub-verbs -I$(STUBOUT) -DSTUB_VERBS_DIR=\"$(abspath $(STUBOUT))\"
+# The stubs' own test is linked against them; the DAT tests load them
+# through libdat (DAT_VERBS_LIBDIR).
+$(CTOUT)/verbs/stub_verbs: LDFLAGS_T += $(STUB_VERBS) -Wl,-rpath,$(abspath $(STUBOUT))
 
 ctests: $(CTEST_BIN) $(PROV_LIB)
 
