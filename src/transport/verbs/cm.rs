@@ -17,6 +17,9 @@ use crate::transport::api::*;
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Made {
     Disconnected,
+    /// A work request completed in error: the queue pair is in the error
+    /// state, the connection is lost (the peer is told by a disconnect).
+    Broken,
 }
 
 /// An rdma_cm event, copied out of rdma_cm's buffer.

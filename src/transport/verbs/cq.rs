@@ -157,9 +157,18 @@ impl VerbsCq {
                 let Some(d) = ring.complete(w.wr_id) else {
                     continue;
                 };
+                let status = status_of(w.status);
+                if !matches!(status, WcStatus::Success | WcStatus::Flushed) {
+                    // The queue pair is in the error state now: the
+                    // connection is lost (told from the event thread, not
+                    // under the poller's locks).
+                    if let Some(q) = self.dev.events.qp(w.qp_num) {
+                        self.dev.events.defer(Arc::downgrade(&q), super::cm::Made::Broken);
+                    }
+                }
                 out[done] = Wc {
                     wr_id: d.cookie,
-                    status: status_of(w.status),
+                    status,
                     op: d.op,
                     byte_len: if d.op == WcOp::Recv {
                         u64::from(w.byte_len)

@@ -280,6 +280,18 @@ impl QpInner {
     pub(super) fn made_event(&self, ev: Made) {
         match ev {
             Made::Disconnected => self.cm.event(Some(self.num), CmEvent::Disconnected),
+            Made::Broken => {
+                if !matches!(self.state(), QpState::Connected | QpState::Disconnecting) {
+                    return;
+                }
+                if let Some(id) = self.id() {
+                    // SAFETY: the connection's live id.
+                    unsafe {
+                        (self.lib().rdma_disconnect)(id);
+                    }
+                }
+                self.broke();
+            }
         }
     }
 
