@@ -341,6 +341,15 @@ pub fn retire<T: Kind>(h: Handle) -> bool {
     true
 }
 
+/// Runs the destructors of retired objects that no thread can reach any
+/// more (when no other thread holds the epoch, all of them): so that what
+/// an IA held of its device goes when the IA closes.
+pub fn collect() {
+    for _ in 0..3 {
+        epoch::pin().flush();
+    }
+}
+
 /// The provider word of one of our slots (for tests and diagnostics).
 pub fn provider_word(addr: usize) -> Option<usize> {
     slot_of(addr).map(|s| s.provider.load(Ordering::Acquire))

@@ -352,6 +352,9 @@ pub unsafe extern "C" fn dat_ia_close(
         });
         if r.is_ok() {
             registry_glue::forget(h);
+            // What the IA held of its device (CQs, queue pairs, the device
+            // itself) is released now, not whenever the epoch moves on.
+            udapl::handle::collect();
         }
         code(r, &["ia_handle", "ia_flags"])
     })

@@ -163,7 +163,9 @@ impl VerbsCq {
                     // connection is lost (told from the event thread, not
                     // under the poller's locks).
                     if let Some(q) = self.dev.events.qp(w.qp_num) {
-                        self.dev.events.defer(Arc::downgrade(&q), super::cm::Made::Broken);
+                        self.dev
+                            .events
+                            .defer(Arc::downgrade(&q), super::cm::Made::Broken);
                     }
                 }
                 out[done] = Wc {

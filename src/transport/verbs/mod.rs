@@ -54,7 +54,15 @@ pub fn open(cfg: &DeviceConfig) -> Result<(Arc<dyn Device>, SocketAddr)> {
         tracing::warn!("transport=verbs: {why}");
         DatError::of(Type::ProviderNotFound)
     };
-    let lib = lib::get().map_err(|e| fail(format!("rdma-core is not available: {e}")))?;
+    let lib = lib::get().map_err(|e| {
+        // Said once: the answer is the same for the life of the process.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            DatError::of(Type::ProviderNotFound)
+        } else {
+            fail(format!("rdma-core is not available: {e}"))
+        }
+    })?;
     let netdev = match (&cfg.netdev, &cfg.device) {
         (Some(n), _) => n.clone(),
         (None, Some(d)) => {
