@@ -18,23 +18,13 @@ use crate::error::{DatError, Result, Type};
 use crate::sync::lock_anyway;
 
 #[allow(unsafe_code)]
-mod cm;
-#[allow(unsafe_code)]
-mod cq;
-#[allow(unsafe_code)]
 mod device;
 pub mod discover;
 #[allow(unsafe_code)]
-mod events;
-#[allow(unsafe_code)]
 pub mod lib;
-#[allow(unsafe_code)]
-mod qp;
 #[allow(unsafe_code)]
 mod raw;
 mod ring;
-#[allow(unsafe_code)]
-mod srq;
 pub mod sys;
 
 pub use device::VerbsDevice;

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use super::device::VerbsDevice;
 use super::qp::{post_result, sge_list};
-use super::ring::Ring;
-use super::sys::*;
-use super::{Ptr, MAX_SGE};
+use super::VerbsDevice;
 use crate::transport::api::*;
+use crate::transport::verbs::ring::Ring;
+use crate::transport::verbs::sys::*;
+use crate::transport::verbs::{Ptr, MAX_SGE};
 
 pub struct VerbsSrq {
     dev: Arc<VerbsDevice>,

@@ -8,12 +8,12 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::device::VerbsDevice;
-use super::ring::ring_of;
-use super::sys::*;
-use super::{drain_eventfd, eventfd, set_nonblocking, write_eventfd, Ptr};
+use super::VerbsDevice;
 use crate::sync::lock_anyway;
 use crate::transport::api::*;
+use crate::transport::verbs::ring::ring_of;
+use crate::transport::verbs::sys::*;
+use crate::transport::verbs::{drain_eventfd, eventfd, set_nonblocking, write_eventfd, Ptr};
 
 type Hook = Arc<dyn Fn() + Send + Sync>;
 
@@ -29,7 +29,7 @@ pub struct VerbsCq {
 /// device's event thread while a hook is set. The channel goes with the
 /// last holder.
 pub(super) struct Notify {
-    lib: &'static super::lib::Lib,
+    lib: &'static crate::transport::verbs::lib::Lib,
     channel: Ptr<ibv_comp_channel>,
     hook: Mutex<Option<Hook>>,
     hooked: AtomicBool,
@@ -165,7 +165,7 @@ impl VerbsCq {
                     if let Some(q) = self.dev.events.qp(w.qp_num) {
                         self.dev
                             .events
-                            .defer(Arc::downgrade(&q), super::cm::Made::Broken);
+                            .defer(Arc::downgrade(&q), super::Made::Broken);
                     }
                 }
                 out[done] = Wc {

@@ -5,22 +5,13 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use super::device::VerbsDevice;
-use super::events::{Owner, Request};
 use super::qp::QpInner;
-use super::sys::*;
-use super::{sockaddr_of, socket_addr_at, Ptr};
+use super::VerbsDevice;
+use super::{Owner, Request};
 use crate::sync::lock_anyway;
 use crate::transport::api::*;
-
-/// An event this transport makes up (rdma_cm has none to report).
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Made {
-    Disconnected,
-    /// A work request completed in error: the queue pair is in the error
-    /// state, the connection is lost (the peer is told by a disconnect).
-    Broken,
-}
+use crate::transport::verbs::sys::*;
+use crate::transport::verbs::{sockaddr_of, socket_addr_at, Ptr};
 
 /// An rdma_cm event, copied out of rdma_cm's buffer.
 pub(super) struct Cm {

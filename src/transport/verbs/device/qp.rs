@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::cm::Made;
-use super::device::VerbsDevice;
-use super::events::Owner;
-use super::ring::Ring;
-use super::sys::*;
-use super::{sockaddr_of, socket_addr_at, Ptr, MAX_SGE};
+use super::Made;
+use super::Owner;
+use super::VerbsDevice;
 use crate::sync::lock_anyway;
 use crate::transport::api::*;
+use crate::transport::verbs::ring::Ring;
+use crate::transport::verbs::sys::*;
+use crate::transport::verbs::{sockaddr_of, socket_addr_at, Ptr, MAX_SGE};
 
 /// The queue pair as the device's tables and event thread know it.
 pub struct QpInner {
@@ -72,10 +72,12 @@ impl VerbsQp {
     ) -> Result<Arc<dyn QueuePair>, DeviceError> {
         let caps = *dev.capabilities();
         let pd = dev.pd(cfg.pd).ok_or(DeviceError::NotFound)?;
-        let send_cq = super::cq_ptr(&dev, &cfg.send_cq).ok_or(DeviceError::Invalid)?;
-        let recv_cq = super::cq_ptr(&dev, &cfg.recv_cq).ok_or(DeviceError::Invalid)?;
+        let send_cq =
+            crate::transport::verbs::cq_ptr(&dev, &cfg.send_cq).ok_or(DeviceError::Invalid)?;
+        let recv_cq =
+            crate::transport::verbs::cq_ptr(&dev, &cfg.recv_cq).ok_or(DeviceError::Invalid)?;
         let srq = match &cfg.srq {
-            Some(s) => Some(super::srq_ptr(&dev, s).ok_or(DeviceError::Invalid)?),
+            Some(s) => Some(crate::transport::verbs::srq_ptr(&dev, s).ok_or(DeviceError::Invalid)?),
             None => None,
         };
         let cap = |v: u32, max: u32| v.clamp(1, max.max(1));
@@ -139,7 +141,7 @@ impl VerbsQp {
 }
 
 impl QpInner {
-    fn lib(&self) -> &'static super::lib::Lib {
+    fn lib(&self) -> &'static crate::transport::verbs::lib::Lib {
         self.dev.lib
     }
 

@@ -14,26 +14,12 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 
 use super::cm::{self, Cm};
 use super::cq::Notify;
-use super::device::VerbsDevice;
 use super::qp::QpInner;
-use super::sys::*;
-use super::{drain_eventfd, eventfd, write_eventfd, Ptr};
+use super::VerbsDevice;
+use super::{Made, Owner, Request};
 use crate::sync::lock_anyway;
-
-/// Who an rdma_cm id's context token names.
-#[derive(Clone)]
-pub(super) enum Owner {
-    Listener(Weak<cm::ListenerInner>),
-    Qp(Weak<QpInner>),
-}
-
-/// A connection request not answered yet.
-pub(super) struct Request {
-    pub id: Ptr<rdma_cm_id>,
-    /// What the requester offered: its RDMA Read depths.
-    pub initiator_depth: u8,
-    pub responder_resources: u8,
-}
+use crate::transport::verbs::sys::*;
+use crate::transport::verbs::{drain_eventfd, eventfd, write_eventfd};
 
 const WAKE: u64 = 0;
 const CM: u64 = 1;
@@ -54,7 +40,7 @@ pub(super) struct EventLoop {
     cqs: Mutex<HashMap<u64, Arc<Notify>>>,
     /// Events made up here for queue pairs (a connection abandoned before
     /// rdma_cm had one to report), delivered from the thread.
-    deferred: Mutex<VecDeque<(Weak<QpInner>, cm::Made)>>,
+    deferred: Mutex<VecDeque<(Weak<QpInner>, Made)>>,
 }
 
 impl EventLoop {
@@ -144,7 +130,7 @@ impl EventLoop {
     }
 
     /// Delivers `ev` to `qp` from the event thread.
-    pub(super) fn defer(&self, qp: Weak<QpInner>, ev: cm::Made) {
+    pub(super) fn defer(&self, qp: Weak<QpInner>, ev: Made) {
         lock_anyway(&self.deferred).push_back((qp, ev));
         write_eventfd(&self.wake);
     }

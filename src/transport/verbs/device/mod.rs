@@ -5,6 +5,12 @@
 //! Registrations are also kept in a copy-on-write key table, so that
 //! [`Device::check_local`] answers without a lock.
 
+pub(super) mod cm;
+pub(super) mod cq;
+mod events;
+pub(super) mod qp;
+mod srq;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -13,17 +19,43 @@ use std::sync::{Arc, Mutex, Weak};
 
 use arc_swap::ArcSwap;
 
-use super::cq::VerbsCq;
-use super::events::EventLoop;
 use super::lib::Lib;
-use super::qp::VerbsQp;
-use super::srq::VerbsSrq;
 use super::sys::*;
 use super::{errno, eventfd, sockaddr_of, Ptr};
 use crate::sync::lock_anyway;
 use crate::transport::api::*;
 use crate::transport::soft::memcheck::{self, Need};
 use crate::transport::Capabilities;
+use cq::VerbsCq;
+use events::EventLoop;
+use qp::VerbsQp;
+use srq::VerbsSrq;
+
+/// An event this transport makes up for a queue pair (rdma_cm has none
+/// to report), delivered from the event thread.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Made {
+    /// A connection abandoned before it was made.
+    Disconnected,
+    /// A work request completed in error: the queue pair is in the error
+    /// state, the connection is lost (the peer is told by a disconnect).
+    Broken,
+}
+
+/// Who an rdma_cm id's context token names.
+#[derive(Clone)]
+pub(super) enum Owner {
+    Listener(std::sync::Weak<cm::ListenerInner>),
+    Qp(std::sync::Weak<qp::QpInner>),
+}
+
+/// A connection request not answered yet.
+pub(super) struct Request {
+    pub id: Ptr<rdma_cm_id>,
+    /// What the requester offered: its RDMA Read depths.
+    pub initiator_depth: u8,
+    pub responder_resources: u8,
+}
 
 /// A registration as the key table keeps it.
 #[derive(Clone, Copy)]
@@ -66,7 +98,7 @@ pub struct VerbsDevice {
     /// Never readable: what a CQ offers as its input descriptor (the
     /// hardware needs no help to make progress).
     idle: OwnedFd,
-    pub(super) events: EventLoop,
+    events: EventLoop,
 }
 
 // SAFETY: the raw pointers name rdma-core objects that are thread-safe
@@ -526,7 +558,7 @@ impl Device for VerbsDevice {
 
     fn listen(&self, port: u16, cm: Arc<dyn CmHandler>) -> Result<Arc<dyn Listener>, DeviceError> {
         let me = self.events.device().ok_or(DeviceError::State)?;
-        super::cm::VerbsListener::create(me, port, cm)
+        cm::VerbsListener::create(me, port, cm)
     }
 
     fn accept(
@@ -536,7 +568,7 @@ impl Device for VerbsDevice {
         private_data: &[u8],
     ) -> Result<(), DeviceError> {
         let me = self.events.device().ok_or(DeviceError::State)?;
-        super::cm::accept(&me, request, qp.num(), private_data)
+        cm::accept(&me, request, qp.num(), private_data)
     }
 
     fn progress(&self) -> bool {
