@@ -1297,9 +1297,11 @@ static int lines_with(const char *text, const char *a, const char *b)
 }
 
 /* A built-in IA whose transport= names a transport this build does not
- * have (shm, verbs) is listed but does not open: DAT_PROVIDER_NOT_FOUND and
- * one warning line on stderr saying why (it once opened iWARP over TCP
- * under those names). */
+ * have (shm) is listed but does not open: DAT_PROVIDER_NOT_FOUND and one
+ * warning line on stderr saying why (it once opened iWARP over TCP under
+ * that name). A verbs IA that names no RDMA port (neither netdev= nor
+ * device=; or, on a host without rdma-core, any verbs IA) fails the same
+ * honest way. */
 TEST(BUILTIN_TRANSPORT_01_transport_not_in_this_build)
 {
     DAT_PROVIDER_INFO store[MAXLIST];
@@ -1337,7 +1339,7 @@ TEST(BUILTIN_TRANSPORT_01_transport_not_in_this_build)
     err[got] = '\0';
     fclose(cap);
     CHECK(lines_with(err, "transport=shm", "not in this build") == 1);
-    CHECK(lines_with(err, "transport=verbs", "not in this build") == 1);
+    CHECK(lines_with(err, "transport=verbs", ": ") == 1);
     if (ctest_failures)
         fprintf(stderr, "    stderr was:\n%s", err);
     /* The built-in IAs still open. */
