@@ -45,7 +45,7 @@ static inline const char *side(void);
 
 /* Buffers are remembered here so that none is ever a definite leak (valgrind)
  * and none is freed while a registration or a peer may still touch it. */
-static void *dto_keep[4096];
+static void *volatile dto_keep[4096];
 static int dto_nkeep;
 
 static inline unsigned char *dbuf(size_t len)
