@@ -178,7 +178,7 @@ impl VerbsCq {
                         d.len
                     },
                     qp: w.qp_num,
-                    solicited: true,
+                    solicited: d.op == WcOp::Recv && (self.dev.iwarp || solicited_imm(w)),
                 };
                 done += 1;
             }
@@ -188,6 +188,13 @@ impl VerbsCq {
         }
         done
     }
+}
+
+/// A receive of a Send our peer marked solicited (see `qp::SOLICITED_IMM`).
+fn solicited_imm(w: &ibv_wc) -> bool {
+    // SAFETY: the immediate data is valid when the flag says so.
+    w.wc_flags & IBV_WC_WITH_IMM != 0
+        && u32::from_be(unsafe { w.__bindgen_anon_1.imm_data }) == super::qp::SOLICITED_IMM
 }
 
 fn dev_max_cqe(dev: &VerbsDevice) -> u32 {

@@ -19,6 +19,9 @@ use crate::transport::verbs::ring::Ring;
 use crate::transport::verbs::sys::*;
 use crate::transport::verbs::{sockaddr_of, socket_addr_at, Ptr, MAX_SGE};
 
+/// The immediate data of a solicited Send (InfiniBand and RoCE).
+pub(super) const SOLICITED_IMM: u32 = 0x5d47_0001;
+
 /// The queue pair as the device's tables and event thread know it.
 pub struct QpInner {
     pub(super) dev: Arc<VerbsDevice>,
@@ -307,6 +310,13 @@ impl QpInner {
         let mut sges = sge_list(wr.sgl)?;
         let total = wr.sgl.iter().map(|s| s.len).sum();
         let (opcode, op, remote) = match wr.op {
+            // Verbs does not tell a receiver whether a Send was solicited:
+            // on InfiniBand and RoCE a solicited Send carries immediate
+            // data that says so (iWARP has none: there every receive
+            // counts as solicited).
+            SendOp::Send { solicited: true } if !self.dev.iwarp => {
+                (IBV_WR_SEND_WITH_IMM, WcOp::Send, None)
+            }
             SendOp::Send { .. } => (IBV_WR_SEND, WcOp::Send, None),
             SendOp::RdmaWrite { remote_addr, rkey } => (
                 IBV_WR_RDMA_WRITE,
@@ -334,6 +344,9 @@ impl QpInner {
             w.num_sge = n as i32;
             w.opcode = opcode;
             w.send_flags = flags;
+            if opcode == IBV_WR_SEND_WITH_IMM {
+                w.__bindgen_anon_1.imm_data = SOLICITED_IMM.to_be();
+            }
             if let Some((addr, rkey)) = remote {
                 w.wr.rdma.remote_addr = addr;
                 w.wr.rdma.rkey = rkey;
