@@ -36,10 +36,11 @@ esac
 echo "$IA u1.2 nonthreadsafe default libdat.so.1 dat.1.2 \"$data\" \"\"" > dat.conf
 export DAT_OVERRIDE=/host/dat.conf
 
-# A server is up when it listens: siw's (iWARP) is a kernel TCP listener,
-# our TCP transport's too; rxe's rdma_cm listener has none to look at.
+# perftest's server is up when it listens: siw's (iWARP) listener is a
+# kernel TCP listener; rxe's rdma_cm listener has none to look at. dat-perf's
+# server says "waiting for a client".
 wait_listening() {  # port pid
-    if [ "$TRANSPORT" = verbs ] && [ "${DEVICE#rxe}" != "$DEVICE" ]; then sleep 1; return; fi
+    if [ "${DEVICE#rxe}" != "$DEVICE" ]; then sleep 1; return; fi
     hex=$(printf '%04X' "$1") n=100
     while [ $n -gt 0 ] && ! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp; do
         kill -0 "$2" 2>/dev/null || return
@@ -66,7 +67,8 @@ raw() {  # test size
     *_lat) v=$(awk -v s="$2" '$1 == s && NF >= 5 {print $5}' "$log.client" | tail -n1) ;;
     *) v=$(awk -v s="$2" '$1 == s && NF >= 4 {printf "%.2f", $4 * 1.048576}' "$log.client" | tail -n1) ;;
     esac
-    echo "$1 $2 raw ${v:--}" >> perf.results
+    case $v in ''|*[!0-9.]*) v=- ;; esac   # perftest prints "inf" when its clock fails it
+    echo "$1 $2 raw $v" >> perf.results
 }
 
 # dat-perf: its CSV row; t_median_us (column 8) or mb_per_s (column 10).
@@ -78,15 +80,20 @@ ours() {  # test size
     [ "$mode" = --bw ] && extra="--depth $DEPTH"
     timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port --no-progress > "$log.server" 2>&1 &
     spid=$!
-    wait_listening $port $spid
+    n=300
+    while [ $n -gt 0 ] && ! grep -q 'waiting for a client' "$log.server"; do
+        kill -0 $spid 2>/dev/null || break
+        sleep 0.1; n=$((n - 1))
+    done
     timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port -t "$op" $mode -s "$2" -n "$ITERS" $extra \
         --csv --no-progress $ADDR > "$log.client" 2>&1
     wait $spid
     case $mode in
-    --lat) v=$(awk -F, -v s="$2" '$4 == s {print $8}' "$log.client" | tail -n1) ;;
+    --lat) v=$(awk -F, -v s="$2" '$4 == s {printf "%.2f", $8}' "$log.client" | tail -n1) ;;
     *) v=$(awk -F, -v s="$2" '$4 == s {printf "%.2f", $10}' "$log.client" | tail -n1) ;;
     esac
-    echo "$1 $2 ours ${v:--}" >> perf.results
+    case $v in ''|*[!0-9.]*) v=- ;; esac
+    echo "$1 $2 ours $v" >> perf.results
 }
 
 touch booted
