@@ -18,6 +18,8 @@
 #   make fuzz         each fuzz target (fuzz/, cargo-fuzz, nightly) for FUZZ_SECONDS (60) seconds
 #   make guest        build (or reuse) the kernel-RDMA test guest (tests/guest/build.sh)
 #   make guest-check  rping_dat against rdma-core's rping over the kernel's siw in that guest
+#   make verbs-check  the endpoint, consumer and example programs over verbs IAs on rxe and siw in that guest, and interop
+#   make verbs-bench  dat-perf over a verbs IA beside perftest's ib_*_lat/ib_write_bw in that guest
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -192,7 +194,7 @@ install-check: lib tools
 	@echo "== install check (make install into a scratch DESTDIR)"
 	./ctests/install/run.sh
 
-check: lint cargo-test loom exports check-header header-modes dropin install-check run-ctests guest-check valgrind helgrind
+check: lint cargo-test loom exports check-header header-modes dropin install-check run-ctests guest-check verbs-check valgrind helgrind
 
 valgrind: ctests
 	@echo "== C conformance tests under valgrind"
@@ -350,3 +352,31 @@ guest-check: lib $(INTEROP_BIN)
 	@echo "== interoperability with the kernel's siw (QEMU guest)"
 	tests/guest/build.sh >/dev/null
 	tests/guest/interop.sh
+
+# The DAT programs over verbs IAs on the kernel's rxe and siw in the guest
+# (tests/guest/verbs.sh: the endpoint and consumer-pattern programs (the
+# subset docs/testing.md names), the examples, rping against rping_dat, and
+# rping_dat on siw in the guest against rping_dat over TCP on the host, CRC
+# off and on). VERBS_TRANSPORT=tcp runs the same over our TCP transport in
+# the guest (the harness without verbs).
+VERBS_TRANSPORT ?= verbs
+DEMO_BIN := $(BUILD)/demo/dat_demo
+
+.PHONY: verbs-check verbs-bench
+
+$(DEMO_BIN): examples/dat_demo.c include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CWARN) -Iinclude -o $@ $< $(LDFLAGS_T)
+
+verbs-check: lib ctests examples $(INTEROP_BIN) $(DEMO_BIN)
+	@echo "== DAT programs over verbs on rxe and siw (QEMU guest, transport=$(VERBS_TRANSPORT))"
+	tests/guest/build.sh >/dev/null
+	tests/guest/verbs.sh --transport $(VERBS_TRANSPORT)
+
+# dat-perf over a verbs IA beside perftest (ib_send_lat, ib_write_lat,
+# ib_read_lat, ib_write_bw) on the same device in the same guest, with the
+# ratios (tests/guest/verbs-perf.sh). Not in check.
+verbs-bench: lib tools
+	@echo "== dat-perf over verbs beside perftest (QEMU guest, transport=$(VERBS_TRANSPORT))"
+	tests/guest/build.sh >/dev/null
+	tests/guest/verbs-perf.sh --transport $(VERBS_TRANSPORT)

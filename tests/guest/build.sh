@@ -9,7 +9,8 @@
 # symlink `current` beside it): vmlinuz, initrd.gz (busybox /init, the kernel
 # modules for rxe, rdma_cm, 9p and virtio, siw built out of tree twice — siw.ko
 # and siw_crc.ko (mpa_crc_required = true) — and rdma-core 44's libraries,
-# providers and tools: rping, ucmatose, ibv_*, rdma), and info (what it was
+# providers and tools: rping, ucmatose, ibv_*, rdma; perftest's ib_send_lat,
+# ib_write_lat, ib_read_lat and the _bw ones), and info (what it was
 # built from). The key hashes every input: the .deb file names (so versions),
 # the linux-source and headers versions, the host libc, and this directory's
 # scripts.
@@ -76,7 +77,7 @@ KSER=$(echo "$KREL" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')   # 6.1
 
 # ---- packages ------------------------------------------------------------------
 DEBS=(linux-image-"$KREL" libibverbs1 librdmacm1 ibverbs-providers rdmacm-utils ibverbs-utils
-      iproute2 busybox-static libnl-3-200 libnl-route-3-200 libmnl0)
+      perftest libibumad3 libpci3 iproute2 busybox-static libnl-3-200 libnl-route-3-200 libmnl0)
 DEBDIR=$CACHE/debs
 mkdir -p "$DEBDIR"
 uris=$(timeout 120 apt-get "${APT_OPTS[@]}" download --print-uris "${DEBS[@]}" 2>&1) ||
@@ -224,7 +225,8 @@ for app in $("$ROOT/usr/bin/busybox" --list-full); do
 done
 LIBD=usr/lib/x86_64-linux-gnu
 for f in "$STAGE"/usr/bin/rping "$STAGE"/usr/bin/ucmatose "$STAGE"/usr/bin/udaddy "$STAGE"/usr/bin/rdma_server \
-         "$STAGE"/usr/bin/rdma_client "$STAGE"/usr/bin/rstream "$STAGE"/usr/bin/ibv_*; do
+         "$STAGE"/usr/bin/rdma_client "$STAGE"/usr/bin/rstream "$STAGE"/usr/bin/ibv_* \
+         "$STAGE"/usr/bin/ib_{send,write,read}_{lat,bw}; do
     cp "$f" "$ROOT/usr/bin/"
 done
 rm -f "$ROOT/usr/bin/rdma"   # iproute2's rdma, not a busybox applet

@@ -1,0 +1,109 @@
+#!/bin/sh
+# Guest half of verbs-perf.sh (runs inside the test guest, busybox sh, in
+# /host): perftest's raw-verbs benchmark and dat-perf over the IA
+# OpenIB-$DEVICE-1, server and client both here, one after the other for
+# every test and size, so that both see the same guest at the same time.
+# Environment (from verbs-perf.sh through run.sh --env):
+#   TRANSPORT   verbs | tcp (dat-perf over our TCP transport on eth0: the
+#               harness without verbs; its ratios mean nothing)
+#   DEVICE      rxe0 | siw0
+#   DAT_PERF    the dat-perf binary (its libdat.so.1 in ../lib)
+#   TESTS       "send_lat write_lat read_lat write_bw" (perftest's names)
+#   LAT_SIZES, BW_SIZES, ITERS, DEPTH (bandwidth: operations in flight)
+# Results, one line each, in perf.results:
+#   TEST SIZE raw|ours VALUE    (median latency in us, or bandwidth in MB/s,
+#                                MB = 10^6 bytes; VALUE "-" when it failed)
+# and every run's output in logs/.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+TRANSPORT=${TRANSPORT:-verbs}
+DEVICE=${DEVICE:-rxe0}
+TESTS=${TESTS:-send_lat write_lat read_lat write_bw}
+LAT_SIZES=${LAT_SIZES:-8 4096}
+BW_SIZES=${BW_SIZES:-65536}
+ITERS=${ITERS:-1000}
+DEPTH=${DEPTH:-16}
+RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+IA=OpenIB-$DEVICE-1
+ADDR=10.0.2.15
+mkdir -p logs
+: > perf.results
+
+case $TRANSPORT in
+verbs) data="transport=verbs device=$DEVICE port=1" ;;
+tcp) data="transport=tcp netdev=eth0" ;;
+*) echo "verbs-perf-guest: TRANSPORT=$TRANSPORT: verbs or tcp"; exit 2 ;;
+esac
+echo "$IA u1.2 nonthreadsafe default libdat.so.1 dat.1.2 \"$data\" \"\"" > dat.conf
+export DAT_OVERRIDE=/host/dat.conf
+
+# perftest's server is up when it listens: siw's (iWARP) listener is a
+# kernel TCP listener; rxe's rdma_cm listener has none to look at. dat-perf's
+# server says "waiting for a client".
+wait_listening() {  # port pid
+    if [ "${DEVICE#rxe}" != "$DEVICE" ]; then sleep 1; return; fi
+    hex=$(printf '%04X' "$1") n=100
+    while [ $n -gt 0 ] && ! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp; do
+        kill -0 "$2" 2>/dev/null || return
+        sleep 0.1; n=$((n - 1))
+    done
+}
+
+port=18600
+# perftest: the row of the client's table that starts with the size.
+# Latency: t_typical (the median, column 5); bandwidth: BW average (column
+# 4, in MiB/s), as MB/s.
+raw() {  # test size
+    port=$((port + 1))
+    log=logs/raw.$1.$2
+    extra=
+    case $1 in *_bw) extra="-t $DEPTH" ;; esac
+    # -F: TCG's CPU frequency readings disagree; perftest would stop on that
+    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$ITERS" $extra > "$log.server" 2>&1 &
+    spid=$!
+    wait_listening $port $spid
+    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$ITERS" $extra $ADDR > "$log.client" 2>&1
+    wait $spid
+    case $1 in
+    *_lat) v=$(awk -v s="$2" '$1 == s && NF >= 5 {print $5}' "$log.client" | tail -n1) ;;
+    *) v=$(awk -v s="$2" '$1 == s && NF >= 4 {printf "%.2f", $4 * 1.048576}' "$log.client" | tail -n1) ;;
+    esac
+    case $v in ''|*[!0-9.]*) v=- ;; esac   # perftest prints "inf" when its clock fails it
+    echo "$1 $2 raw $v" >> perf.results
+}
+
+# dat-perf: its CSV row; t_median_us (column 8) or mb_per_s (column 10).
+ours() {  # test size
+    port=$((port + 1))
+    log=logs/ours.$1.$2
+    op=${1%_*} mode=--${1#*_}
+    extra=
+    [ "$mode" = --bw ] && extra="--depth $DEPTH"
+    timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port --no-progress > "$log.server" 2>&1 &
+    spid=$!
+    n=300
+    while [ $n -gt 0 ] && ! grep -q 'waiting for a client' "$log.server"; do
+        kill -0 $spid 2>/dev/null || break
+        sleep 0.1; n=$((n - 1))
+    done
+    timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port -t "$op" $mode -s "$2" -n "$ITERS" $extra \
+        --csv --no-progress $ADDR > "$log.client" 2>&1
+    wait $spid
+    case $mode in
+    --lat) v=$(awk -F, -v s="$2" '$4 == s {printf "%.2f", $8}' "$log.client" | tail -n1) ;;
+    *) v=$(awk -F, -v s="$2" '$4 == s {printf "%.2f", $10}' "$log.client" | tail -n1) ;;
+    esac
+    case $v in ''|*[!0-9.]*) v=- ;; esac
+    echo "$1 $2 ours $v" >> perf.results
+}
+
+touch booted
+echo "verbs-perf-guest: $IA ($data) beside perftest on $DEVICE, $ITERS iterations"
+for t in $TESTS; do
+    case $t in *_lat) sizes=$LAT_SIZES ;; *) sizes=$BW_SIZES ;; esac
+    for s in $sizes; do
+        raw "$t" "$s"
+        ours "$t" "$s"
+        echo "verbs-perf-guest: $(grep "^$t $s " perf.results | awk '{printf "%s=%s ", $3, $4}')($t $s B)"
+    done
+done
+exit 0

@@ -1,0 +1,108 @@
+#!/bin/bash
+# dat-perf over a verbs IA beside rdma-core's perftest on the same device,
+# in the QEMU test guest (build.sh, run.sh; the guest half is
+# verbs-perf-guest.sh): ib_send_lat, ib_write_lat, ib_read_lat and
+# ib_write_bw, server and client in the guest over rxe0 (and siw0), and
+# dat-perf -t send|write|read --lat|--bw with the same sizes, iterations
+# and depth, each pair run back to back. One table per device: perftest's
+# figure, ours, and the ratio (latency: ours / raw, lower is better;
+# bandwidth: ours / raw, higher is better). Latency is the median (perftest's
+# t_typical, dat-perf's t_median: half a round trip for send and write, one
+# RDMA Read for read); bandwidth in MB/s (10^6 bytes; perftest's MiB/s
+# converted). Under TCG the absolute numbers mean little; the ratios are the
+# point.
+#
+#   tests/guest/verbs-perf.sh [options]
+#     --transport verbs|tcp  dat-perf's IA (default verbs; tcp: our TCP
+#                            transport on the guest's eth0, to check the
+#                            harness without verbs; its ratios mean nothing)
+#     --device rxe|siw|both  (default both)
+#     --lat-size N           (repeatable; default 8 4096)
+#     --bw-size N            (repeatable; default 65536)
+#     --iters N              iterations of every run (default 1000)
+#     --depth N              bandwidth: operations in flight (default 16)
+#     --test T               (repeatable; default send_lat write_lat read_lat write_bw)
+#     --keep DIR             keep the shares (every run's output) in DIR
+# Exit status 0 when every run produced its figure, 1 otherwise (the
+# ratios are reported, not judged).
+# Environment: BUILD (default build; its lib/ and bin/dat-perf).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+. "$HERE/lib.sh"
+
+TRANSPORT=verbs DEVICES="rxe siw" LAT_SIZES=() BW_SIZES=() ITERS=1000 DEPTH=16 TESTS=() KEEP=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --transport) case $2 in verbs|tcp) TRANSPORT=$2 ;; *) echo "verbs-perf: --transport verbs|tcp" >&2; exit 2 ;; esac; shift ;;
+    --device) case $2 in both) DEVICES="rxe siw" ;; rxe|siw) DEVICES=$2 ;; *) echo "verbs-perf: --device rxe|siw|both" >&2; exit 2 ;; esac; shift ;;
+    --lat-size) LAT_SIZES+=("$2"); shift ;;
+    --bw-size) BW_SIZES+=("$2"); shift ;;
+    --iters) ITERS=$2; shift ;;
+    --depth) DEPTH=$2; shift ;;
+    --test) case $2 in send_lat|write_lat|read_lat|write_bw) TESTS+=("$2") ;; *) echo "verbs-perf: --test send_lat|write_lat|read_lat|write_bw" >&2; exit 2 ;; esac; shift ;;
+    --keep) KEEP=$2; shift ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "verbs-perf: unknown argument $1 (--help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ ${#LAT_SIZES[@]} -gt 0 ] || LAT_SIZES=(8 4096)
+[ ${#BW_SIZES[@]} -gt 0 ] || BW_SIZES=(65536)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(send_lat write_lat read_lat write_bw)
+
+BUILD=$(cd "${BUILD:-$TOP/build}" 2>/dev/null && pwd) || { echo "verbs-perf: no build directory (make)" >&2; exit 2; }
+DAT_PERF=$BUILD/bin/dat-perf
+[ -x "$DAT_PERF" ] || { echo "verbs-perf: $DAT_PERF missing (make tools)" >&2; exit 2; }
+[ -f "$BUILD/lib/libdat.so.1" ] || { echo "verbs-perf: $BUILD/lib/libdat.so.1 missing (make)" >&2; exit 2; }
+
+T_ALL=$(date +%s.%N)
+"$HERE/build.sh" >/dev/null || { echo "verbs-perf: the guest could not be built" >&2; exit 1; }
+WORK=${KEEP:-$(mktemp -d /tmp/udapl-verbs-perf.XXXXXX)}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+cleanup() { [ -n "$KEEP" ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+MISSING=0
+run_device() {  # rxe|siw
+    local kind=$1 dev=${1}0 share=$WORK/perf-${1}0 devopts rc t0 nruns missing_before=$MISSING
+    rm -rf "$share"; mkdir -p "$share"
+    if [ "$kind" = rxe ]; then devopts=(--siw none --dev rxe0:rxe:eth0); else devopts=(--siw siw --dev siw0:siw:eth0); fi
+    nruns=$(( ${#LAT_SIZES[@]} * ${#TESTS[@]} * 2 + 2 ))
+    t0=$(date +%s.%N)
+    "$HERE/run.sh" -q --log "$share/console.log" --share "$share" --timeout $(( 60 + nruns * 130 )) "${devopts[@]}" \
+        --file "$BUILD/lib" --file "$DAT_PERF" --env "TRANSPORT=$TRANSPORT" --env "DEVICE=$dev" \
+        --env "DAT_PERF=$DAT_PERF" --env "TESTS=${TESTS[*]}" --env "LAT_SIZES=${LAT_SIZES[*]}" \
+        --env "BW_SIZES=${BW_SIZES[*]}" --env "ITERS=$ITERS" --env "DEPTH=$DEPTH" \
+        "$HERE/verbs-perf-guest.sh" > "$share/run.out" 2>&1
+    rc=$?
+    echo
+    echo "verbs-perf: $dev, dat-perf over OpenIB-$dev-1 (transport=$TRANSPORT) beside perftest, $ITERS iterations, bandwidth depth $DEPTH ($(secs_since "$t0") s)"
+    if [ "$rc" -ne 0 ]; then
+        echo "verbs-perf: $dev: the guest run ended with status $rc: $(tail -n1 "$share/run.out")"
+        MISSING=$((MISSING + 1))
+    fi
+    printf '  %-10s %8s  %14s  %14s  %9s\n' test size perftest dat-perf "ours/raw"
+    local t s raw ours unit ratio
+    for t in "${TESTS[@]}"; do
+        local sizes=("${LAT_SIZES[@]}") unit="us"
+        [[ $t == *_bw ]] && sizes=("${BW_SIZES[@]}") unit="MB/s"
+        for s in "${sizes[@]}"; do
+            raw=$(awk -v t="$t" -v s="$s" '$1 == t && $2 == s && $3 == "raw" {print $4}' "$share/perf.results" 2>/dev/null)
+            ours=$(awk -v t="$t" -v s="$s" '$1 == t && $2 == s && $3 == "ours" {print $4}' "$share/perf.results" 2>/dev/null)
+            raw=${raw:--} ours=${ours:--}
+            ratio=$(awk -v a="$ours" -v b="$raw" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.3f", a / b }')
+            [ "$raw" != - ] && [ "$ours" != - ] || MISSING=$((MISSING + 1))
+            printf '  %-10s %8s  %9s %-4s  %9s %-4s  %9s\n' "$t" "$s" "$raw" "$unit" "$ours" "$unit" "$ratio"
+        done
+    done
+    [ "$MISSING" -eq "$missing_before" ] || echo "verbs-perf: $dev: runs without a figure: see $share/logs (--keep DIR keeps them)"
+}
+
+for d in $DEVICES; do run_device "$d"; done
+echo
+printf 'verbs-perf: %s (%s s); the issue asks latency <= 1.03x raw verbs, bandwidth >= 0.97x\n' \
+    "$([ "$MISSING" -eq 0 ] && echo "every run produced its figure" || echo "$MISSING run(s) without a figure")" "$(secs_since "$T_ALL")"
+[ "$MISSING" -eq 0 ]
