@@ -204,16 +204,20 @@ fn named_attributes(
     address: SocketAddr,
     device: &[(&'static str, String)],
 ) -> Vec<(CString, CString)> {
+    // The device's own word on its interface wins over the configuration's.
+    let netdev = device
+        .iter()
+        .find(|(n, _)| *n == "netdev")
+        .map(|(_, v)| v.clone())
+        .or_else(|| d.netdev.clone())
+        .unwrap_or_else(|| "loopback".to_string());
     let head = [
         ("transport", d.transport.describe().to_string()),
-        (
-            "netdev",
-            d.netdev.clone().unwrap_or_else(|| "loopback".to_string()),
-        ),
+        ("netdev", netdev),
         ("address", address.ip().to_string()),
     ];
     head.into_iter()
-        .chain(device.iter().cloned())
+        .chain(device.iter().filter(|(n, _)| *n != "netdev").cloned())
         .chain(d.options.values())
         .filter_map(|(n, val)| Some((CString::new(n).ok()?, CString::new(val).ok()?)))
         .collect()

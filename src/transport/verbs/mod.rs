@@ -67,7 +67,7 @@ pub fn open(cfg: &DeviceConfig) -> Result<(Arc<dyn Device>, SocketAddr)> {
     };
     let address = super::pick_address(&crate::sys::interface_addresses(), &netdev, cfg.family)
         .ok_or_else(|| fail(format!("network interface {netdev} has no address")))?;
-    let dev = VerbsDevice::open(lib, address, cfg.device.as_deref()).map_err(fail)?;
+    let dev = VerbsDevice::open(lib, address, &netdev, cfg.device.as_deref()).map_err(fail)?;
     if cfg.device.is_some() && cfg.port != 0 && u32::from(dev.port) != cfg.port {
         return Err(fail(format!(
             "{netdev} is on port {} of its RDMA device, not port {}",

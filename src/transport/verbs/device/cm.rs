@@ -16,8 +16,8 @@ use crate::transport::verbs::{sockaddr_of, socket_addr_at, Ptr};
 /// An rdma_cm event, copied out of rdma_cm's buffer.
 pub(super) struct Cm {
     pub token: u64,
-    kind: rdma_cm_event_type,
-    status: i32,
+    pub kind: rdma_cm_event_type,
+    pub status: i32,
     id: Ptr<rdma_cm_id>,
     private_data: Vec<u8>,
     initiator_depth: u8,
@@ -367,6 +367,15 @@ fn qp_event(q: &Arc<QpInner>, ev: Cm) {
         }
         RDMA_CM_EVENT_DISCONNECTED => {
             let was = q.state();
+            if was == QpState::Connected {
+                // The peer disconnected: answering completes its
+                // disconnect (an InfiniBand DREP) at once, instead of
+                // when its request times out.
+                // SAFETY: the connection's live id.
+                unsafe {
+                    (lib.rdma_disconnect)(id);
+                }
+            }
             q.to_error();
             q.set_state(QpState::Closed);
             if was != QpState::Closed {

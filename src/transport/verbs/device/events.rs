@@ -9,6 +9,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
@@ -41,6 +42,9 @@ pub(super) struct EventLoop {
     /// Events made up here for queue pairs (a connection abandoned before
     /// rdma_cm had one to report), delivered from the thread.
     deferred: Mutex<VecDeque<(Weak<QpInner>, Made)>>,
+    /// Connections being made, by deadline (`dat_ep_connect`'s timeout):
+    /// one not made by then is abandoned and reported timed out.
+    deadlines: Mutex<Vec<(Instant, Weak<QpInner>, u64)>>,
 }
 
 impl EventLoop {
@@ -56,6 +60,7 @@ impl EventLoop {
             qps: Mutex::default(),
             cqs: Mutex::default(),
             deferred: Mutex::default(),
+            deadlines: Mutex::default(),
         }
     }
 
@@ -129,6 +134,43 @@ impl EventLoop {
         lock_anyway(&self.cqs).remove(&(FIRST_CQ + n.token));
     }
 
+    /// Abandons connection attempt `attempt` of `qp` if it is not made by
+    /// `at`.
+    pub(super) fn deadline(&self, at: Instant, qp: Weak<QpInner>, attempt: u64) {
+        lock_anyway(&self.deadlines).push((at, qp, attempt));
+        write_eventfd(&self.wake);
+    }
+
+    /// The time until the next deadline; runs those that passed.
+    fn run_deadlines(&self) -> EpollTimeout {
+        let now = Instant::now();
+        let due: Vec<_> = {
+            let mut d = lock_anyway(&self.deadlines);
+            let (due, keep): (Vec<_>, Vec<_>) = d.drain(..).partition(|(at, _, _)| *at <= now);
+            *d = keep;
+            due
+        };
+        for (_, qp, attempt) in due {
+            if let Some(q) = qp.upgrade() {
+                q.connect_timed_out(attempt);
+            }
+        }
+        let next = lock_anyway(&self.deadlines)
+            .iter()
+            .map(|(at, _, _)| *at)
+            .min();
+        match next {
+            None => EpollTimeout::NONE,
+            Some(at) => {
+                let ms = at
+                    .saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .clamp(1, 60_000);
+                EpollTimeout::try_from(ms as u16 as i32).unwrap_or(EpollTimeout::NONE)
+            }
+        }
+    }
+
     /// Delivers `ev` to `qp` from the event thread.
     pub(super) fn defer(&self, qp: Weak<QpInner>, ev: Made) {
         lock_anyway(&self.deferred).push_back((qp, ev));
@@ -141,7 +183,11 @@ impl EventLoop {
 fn run(dev: Weak<VerbsDevice>, ep: Epoll) {
     let mut evs = [EpollEvent::empty(); 16];
     loop {
-        let n = match ep.wait(&mut evs, EpollTimeout::NONE) {
+        let timeout = match dev.upgrade() {
+            Some(d) => d.events.run_deadlines(),
+            None => return,
+        };
+        let n = match ep.wait(&mut evs, timeout) {
             Ok(n) => n,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => return,
@@ -190,6 +236,12 @@ fn cm_events(d: &Arc<VerbsDevice>) {
             (d.lib.rdma_ack_cm_event)(ev);
             c
         };
+        tracing::debug!(
+            event = copy.kind,
+            status = copy.status,
+            token = copy.token,
+            "verbs: rdma_cm event"
+        );
         let owner = lock_anyway(&d.events.owners).get(&copy.token).cloned();
         cm::dispatch(d, owner, copy);
     }

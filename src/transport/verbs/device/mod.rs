@@ -116,6 +116,7 @@ impl VerbsDevice {
     pub(super) fn open(
         lib: &'static Lib,
         address: SocketAddr,
+        netdev: &str,
         want: Option<&str>,
     ) -> Result<Arc<VerbsDevice>, OpenError> {
         // SAFETY: plain rdma_cm calls; every pointer passed is valid for
@@ -186,6 +187,7 @@ impl VerbsDevice {
                 _ => "InfiniBand",
             };
             let attributes = vec![
+                ("netdev", netdev.to_owned()),
                 ("device", name.clone()),
                 ("port", port.to_string()),
                 ("link", link.to_owned()),
@@ -329,6 +331,18 @@ impl VerbsDevice {
         })
     }
 
+    /// The checks a post makes of its scatter list before the device
+    /// sees it (the DAT layer's post-time errors; a device would only
+    /// fail the work request when it runs, and break the connection).
+    pub(super) fn check_sgl(&self, sgl: &[Sge], need: Access, pd: PdId) -> Result<(), PostError> {
+        let keys = self.keys.load();
+        for s in sgl.iter().filter(|s| s.len > 0) {
+            check_key(keys.get(&s.lkey).copied(), s.addr, s.len, need, Some(pd))
+                .map_err(PostError::Protection)?;
+        }
+        Ok(())
+    }
+
     pub(super) fn mw(&self, w: WindowId) -> Option<*mut ibv_mw> {
         lock_anyway(&self.mws).get(&w.0).map(|p| p.0)
     }
@@ -355,6 +369,33 @@ impl Drop for VerbsDevice {
             (self.lib.rdma_destroy_event_channel)(self.channel.0);
         }
     }
+}
+
+/// Whether registration `k` covers `[addr, addr + len)`, grants `need`
+/// and is in `pd`.
+fn check_key(
+    k: Option<Key>,
+    addr: u64,
+    len: u64,
+    need: Access,
+    pd: Option<PdId>,
+) -> Result<(), KeyFault> {
+    let k = k.ok_or(KeyFault::Key)?;
+    let end = addr.checked_add(len).ok_or(KeyFault::Bounds)?;
+    if addr < k.addr || end > k.addr + k.len {
+        return Err(KeyFault::Bounds);
+    }
+    let mut have = k.access.union(Access::LOCAL_READ);
+    if k.access.contains(Access::REMOTE_WRITE) {
+        have = have.union(Access::LOCAL_WRITE);
+    }
+    if !have.contains(need) {
+        return Err(KeyFault::Rights);
+    }
+    if pd.is_some_and(|p| p != k.pd) {
+        return Err(KeyFault::Domain);
+    }
+    Ok(())
 }
 
 fn capabilities(
@@ -481,22 +522,7 @@ impl Device for VerbsDevice {
         need: Access,
         pd: Option<PdId>,
     ) -> Result<(), KeyFault> {
-        let k = self.key(lkey).ok_or(KeyFault::Key)?;
-        let end = addr.checked_add(len).ok_or(KeyFault::Bounds)?;
-        if addr < k.addr || end > k.addr + k.len {
-            return Err(KeyFault::Bounds);
-        }
-        let mut have = k.access.union(Access::LOCAL_READ);
-        if k.access.contains(Access::REMOTE_WRITE) {
-            have = have.union(Access::LOCAL_WRITE);
-        }
-        if !have.contains(need) {
-            return Err(KeyFault::Rights);
-        }
-        if pd.is_some_and(|p| p != k.pd) {
-            return Err(KeyFault::Domain);
-        }
-        Ok(())
+        check_key(self.key(lkey), addr, len, need, pd)
     }
 
     fn alloc_window(&self, pd: PdId) -> Result<WindowId, DeviceError> {

@@ -37,6 +37,8 @@ pub struct QpInner {
     id: Mutex<Option<Ptr<rdma_cm_id>>>,
     /// What `rdma_connect` sends once the route is resolved.
     connecting: Mutex<Option<(Vec<u8>, i32)>>,
+    /// Counts connection attempts (names the one a deadline is for).
+    attempt: std::sync::atomic::AtomicU64,
     max_send_sge: u32,
 }
 
@@ -129,6 +131,7 @@ impl VerbsQp {
             state: AtomicU8::new(state_code(QpState::Idle)),
             id: Mutex::new(None),
             connecting: Mutex::new(None),
+            attempt: std::sync::atomic::AtomicU64::new(0),
             max_send_sge: actual.max_send_sge,
         });
         inner.to_init()?;
@@ -268,6 +271,21 @@ impl QpInner {
         }
     }
 
+    /// The deadline of connection attempt `attempt` passed: if it is still
+    /// being made, it is abandoned and reported timed out.
+    pub(super) fn connect_timed_out(&self, attempt: u64) {
+        if self.attempt.load(Ordering::Acquire) != attempt || self.state() != QpState::Connecting {
+            return;
+        }
+        if let Some(id) = self.set_id(None) {
+            self.destroy_id(id);
+        }
+        self.take_connecting();
+        self.to_error();
+        self.set_state(QpState::Closed);
+        self.cm.event(Some(self.num), CmEvent::TimedOut);
+    }
+
     /// An asynchronous error event: the queue pair broke.
     pub(super) fn broke(&self) {
         let was = self.state();
@@ -307,6 +325,11 @@ impl QpInner {
         if wr.sgl.len() > MAX_SGE || wr.sgl.len() > self.max_send_sge as usize {
             return Err(PostError::TooManySge);
         }
+        let need = match wr.op {
+            SendOp::RdmaRead { .. } => Access::LOCAL_WRITE,
+            _ => Access::LOCAL_READ,
+        };
+        self.dev.check_sgl(wr.sgl, need, self.cfg.pd)?;
         let mut sges = sge_list(wr.sgl)?;
         let total = wr.sgl.iter().map(|s| s.len).sum();
         let (opcode, op, remote) = match wr.op {
@@ -371,6 +394,8 @@ impl QpInner {
         if wr.sgl.len() > MAX_SGE {
             return Err(PostError::TooManySge);
         }
+        self.dev
+            .check_sgl(wr.sgl, Access::LOCAL_WRITE, self.cfg.pd)?;
         let mut sges = sge_list(wr.sgl)?;
         let n = wr.sgl.len();
         let total = wr.sgl.iter().map(|s| s.len).sum();
@@ -508,6 +533,10 @@ impl QueuePair for VerbsQp {
         }
         *lock_anyway(&q.connecting) = Some((private_data.to_vec(), ms));
         q.set_state(QpState::Connecting);
+        let attempt = q.attempt.fetch_add(1, Ordering::AcqRel) + 1;
+        if let Some(at) = std::time::Instant::now().checked_add(timeout) {
+            q.dev.events.deadline(at, Arc::downgrade(q), attempt);
+        }
         if let Some(old) = q.set_id(Some(id)) {
             q.destroy_id(old);
         }

@@ -11,6 +11,7 @@ use crate::transport::verbs::{Ptr, MAX_SGE};
 
 pub struct VerbsSrq {
     dev: Arc<VerbsDevice>,
+    pd: PdId,
     pub(super) srq: Ptr<ibv_srq>,
     ring: Arc<Ring>,
 }
@@ -27,6 +28,7 @@ impl VerbsSrq {
         max_sge: u32,
     ) -> Result<Arc<dyn SharedReceiveQueue>, DeviceError> {
         let caps = *dev.capabilities();
+        let pd_id = pd;
         let pd = dev.pd(pd).ok_or(DeviceError::NotFound)?;
         // SAFETY: all-zero is a valid init attr; `pd` is live.
         let (srq, actual) = unsafe {
@@ -43,6 +45,7 @@ impl VerbsSrq {
         dev.add_ring(ring.clone());
         let me = Arc::new(VerbsSrq {
             dev: dev.clone(),
+            pd: pd_id,
             srq: Ptr(srq),
             ring,
         });
@@ -56,6 +59,7 @@ impl SharedReceiveQueue for VerbsSrq {
         if wr.sgl.len() > MAX_SGE {
             return Err(PostError::TooManySge);
         }
+        self.dev.check_sgl(wr.sgl, Access::LOCAL_WRITE, self.pd)?;
         let mut sges = sge_list(wr.sgl)?;
         let n = wr.sgl.len();
         let total = wr.sgl.iter().map(|s| s.len).sum();
