@@ -31,6 +31,10 @@ if [[ " ${need_apt[*]} " == *" tshark "* ]]; then
     # or skips its live part).
     echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
 fi
+# rdma-core's headers: the stub libraries of the verbs tests build against
+# them (tests/stub-verbs/); libdat itself needs no rdma-core to build.
+[ -e /usr/include/infiniband/verbs.h ] || need_apt+=(libibverbs-dev)
+[ -e /usr/include/rdma/rdma_cma.h ] || need_apt+=(librdmacm-dev)
 [ ${#need_apt[@]} -eq 0 ] || apt_install "${need_apt[@]}"
 
 # Same PATH as .ci/run: a rustup toolchain (or cargo-installed cbindgen) in
