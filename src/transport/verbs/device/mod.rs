@@ -385,11 +385,9 @@ fn check_key(
     if addr < k.addr || end > k.addr + k.len {
         return Err(KeyFault::Bounds);
     }
-    let mut have = k.access.union(Access::LOCAL_READ);
-    if k.access.contains(Access::REMOTE_WRITE) {
-        have = have.union(Access::LOCAL_WRITE);
-    }
-    if !have.contains(need) {
+    // The rights the consumer asked for, not what the device implies
+    // (verbs lets any registration be read locally): DAT's LMR privileges.
+    if !k.access.contains(need) {
         return Err(KeyFault::Rights);
     }
     if pd.is_some_and(|p| p != k.pd) {
