@@ -24,6 +24,10 @@
 #   --timeout SECONDS       hard limit for the whole run, boot included (default 300)
 #   --log FILE              also write the console there
 #   --mem MB, --smp N       guest size (default 1024, 2)
+#   --append ARGS           more kernel command line (e.g. "clocksource=tsc
+#                           tsc=reliable": TCG's default clocksource, the
+#                           emulated HPET, makes every clock read a system
+#                           call; benchmarks read the clock per operation)
 #   -q                      no console on stdout (only --log and errors)
 # The exit status is the script's; 124 when the run timed out, 125 when the
 # guest could not be built, started or set up (one line on stderr says why).
@@ -36,7 +40,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 die() { echo "guest-run: $*" >&2; exit 125; }
 usage() { sed -n '2,/^set -e/p' "$0" | sed -e '/^set -e/d' -e 's/^# \{0,1\}//' >&2; exit 125; }
 
-SIW=siw DEVS=() FILES=() ENVS=() HOSTFWD=() GUESTFWD=() SHARE="" TIMEOUT=300 LOG="" MEM=1024 SMP=2 QUIET=0
+APPEND="" SIW=siw DEVS=() FILES=() ENVS=() HOSTFWD=() GUESTFWD=() SHARE="" TIMEOUT=300 LOG="" MEM=1024 SMP=2 QUIET=0
 SCRIPT="" CMD=""
 while [ $# -gt 0 ]; do
     case $1 in
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
     --log) LOG=$2; shift ;;
     --mem) MEM=$2; shift ;;
     --smp) SMP=$2; shift ;;
+    --append) APPEND="$APPEND $2"; shift ;;
     -q) QUIET=1 ;;
     -c) CMD=$2; shift ;;
     -h|--help) usage ;;
@@ -160,7 +165,7 @@ start=$(date +%s.%N)
 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m "$MEM" -smp "$SMP" \
     -nographic -no-reboot -nodefaults -serial stdio -monitor none \
     -kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init${APPEND}" \
     -netdev "$NET" -device virtio-net-pci,netdev=n0,romfile= \
     -virtfs "local,path=$SHARE,mount_tag=host0,security_model=none" \
     < /dev/null >&3 2>&1 &

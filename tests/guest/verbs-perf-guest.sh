@@ -10,9 +10,15 @@
 #   DAT_PERF    the dat-perf binary (its libdat.so.1 in ../lib)
 #   TESTS       "send_lat write_lat read_lat write_bw" (perftest's names)
 #   LAT_SIZES, BW_SIZES, ITERS, DEPTH (bandwidth: operations in flight)
+#   REPS        rounds: every pair runs REPS times, raw and ours alternating
+#               (TCG's timing drifts from one run to the next)
+# dat-perf waits as perftest does: ib_write_lat spins on the last byte of
+# its buffer, dat-perf -t write --lat with --wait mem; ib_send_lat and
+# ib_read_lat poll the CQ, dat-perf with --wait poll (dat_evd_dequeue).
 # Results, one line each, in perf.results:
 #   TEST SIZE raw|ours VALUE    (median latency in us, or bandwidth in MB/s,
-#                                MB = 10^6 bytes; VALUE "-" when it failed)
+#                                MB = 10^6 bytes; VALUE "-" when it failed;
+#                                a line per round)
 # and every run's output in logs/.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 TRANSPORT=${TRANSPORT:-verbs}
@@ -22,6 +28,7 @@ LAT_SIZES=${LAT_SIZES:-8 4096}
 BW_SIZES=${BW_SIZES:-65536}
 ITERS=${ITERS:-1000}
 DEPTH=${DEPTH:-16}
+REPS=${REPS:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 IA=OpenIB-$DEVICE-1
 ADDR=10.0.2.15
@@ -54,7 +61,7 @@ port=18600
 # 4, in MiB/s), as MB/s.
 raw() {  # test size
     port=$((port + 1))
-    log=logs/raw.$1.$2
+    log=logs/raw.$1.$2.$rep
     extra=
     case $1 in *_bw) extra="-t $DEPTH" ;; esac
     # -F: TCG's CPU frequency readings disagree; perftest would stop on that
@@ -74,10 +81,11 @@ raw() {  # test size
 # dat-perf: its CSV row; t_median_us (column 8) or mb_per_s (column 10).
 ours() {  # test size
     port=$((port + 1))
-    log=logs/ours.$1.$2
+    log=logs/ours.$1.$2.$rep
     op=${1%_*} mode=--${1#*_}
     extra=
     [ "$mode" = --bw ] && extra="--depth $DEPTH"
+    [ "$1" = write_lat ] && extra="--wait mem"
     timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port --no-progress > "$log.server" 2>&1 &
     spid=$!
     n=300
@@ -97,13 +105,17 @@ ours() {  # test size
 }
 
 touch booted
-echo "verbs-perf-guest: $IA ($data) beside perftest on $DEVICE, $ITERS iterations"
-for t in $TESTS; do
-    case $t in *_lat) sizes=$LAT_SIZES ;; *) sizes=$BW_SIZES ;; esac
-    for s in $sizes; do
-        raw "$t" "$s"
-        ours "$t" "$s"
-        echo "verbs-perf-guest: $(grep "^$t $s " perf.results | awk '{printf "%s=%s ", $3, $4}')($t $s B)"
+echo "verbs-perf-guest: $IA ($data) beside perftest on $DEVICE, $ITERS iterations, $REPS round(s)"
+rep=1
+while [ $rep -le "$REPS" ]; do
+    for t in $TESTS; do
+        case $t in *_lat) sizes=$LAT_SIZES ;; *) sizes=$BW_SIZES ;; esac
+        for s in $sizes; do
+            # Alternate which goes first from round to round.
+            if [ $((rep % 2)) -eq 1 ]; then raw "$t" "$s"; ours "$t" "$s"; else ours "$t" "$s"; raw "$t" "$s"; fi
+            echo "verbs-perf-guest: round $rep: $(grep "^$t $s " perf.results | tail -n2 | awk '{printf "%s=%s ", $3, $4}')($t $s B)"
+        done
     done
+    rep=$((rep + 1))
 done
 exit 0

@@ -21,6 +21,9 @@
 #     --bw-size N            (repeatable; default 65536)
 #     --iters N              iterations of every run (default 1000)
 #     --depth N              bandwidth: operations in flight (default 16)
+#     --reps N               rounds of every pair, raw and ours alternating
+#                            (default 5); the table shows the medians over
+#                            the rounds and the range of the rounds' ratios
 #     --test T               (repeatable; default send_lat write_lat read_lat write_bw)
 #     --keep DIR             keep the shares (every run's output) in DIR
 # Exit status 0 when every run produced its figure, 1 otherwise (the
@@ -31,7 +34,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 . "$HERE/lib.sh"
 
-TRANSPORT=verbs DEVICES="rxe siw" LAT_SIZES=() BW_SIZES=() ITERS=1000 DEPTH=16 TESTS=() KEEP=""
+TRANSPORT=verbs DEVICES="rxe siw" LAT_SIZES=() BW_SIZES=() ITERS=1000 DEPTH=16 REPS=5 TESTS=() KEEP=""
 while [ $# -gt 0 ]; do
     case $1 in
     --transport) case $2 in verbs|tcp) TRANSPORT=$2 ;; *) echo "verbs-perf: --transport verbs|tcp" >&2; exit 2 ;; esac; shift ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --bw-size) BW_SIZES+=("$2"); shift ;;
     --iters) ITERS=$2; shift ;;
     --depth) DEPTH=$2; shift ;;
+    --reps) REPS=$2; shift ;;
     --test) case $2 in send_lat|write_lat|read_lat|write_bw) TESTS+=("$2") ;; *) echo "verbs-perf: --test send_lat|write_lat|read_lat|write_bw" >&2; exit 2 ;; esac; shift ;;
     --keep) KEEP=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
@@ -65,37 +69,57 @@ cleanup() { [ -n "$KEEP" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The median of a test's figures over the rounds ("-" when a round has none).
+figure() {  # results test size raw|ours
+    awk -v t="$2" -v s="$3" -v k="$4" '$1 == t && $2 == s && $3 == k {print $4}' "$1" 2>/dev/null |
+        sort -g | awk '{v[NR] = $1; if ($1 == "-") bad = 1}
+            END { if (NR == 0 || bad) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+                  else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# The lowest and highest of the rounds' ours/raw (pairs in order).
+ratio_range() {  # results test size
+    awk -v t="$2" -v s="$3" '$1 == t && $2 == s && $3 == "raw" {r[++nr] = $4}
+        $1 == t && $2 == s && $3 == "ours" {o[++no] = $4}
+        END { for (i = 1; i <= nr && i <= no; i++) if (r[i] != "-" && o[i] != "-" && r[i] + 0 > 0) {
+                  x = o[i] / r[i]; if (!n++ || x < lo) lo = x; if (n == 1 || x > hi) hi = x }
+              if (n) printf "%.2f-%.2f", lo, hi }' "$1" 2>/dev/null
+}
+
 MISSING=0
 run_device() {  # rxe|siw
     local kind=$1 dev=${1}0 share=$WORK/perf-${1}0 devopts rc t0 nruns missing_before=$MISSING
     rm -rf "$share"; mkdir -p "$share"
     if [ "$kind" = rxe ]; then devopts=(--siw none --dev rxe0:rxe:eth0); else devopts=(--siw siw --dev siw0:siw:eth0); fi
-    nruns=$(( ${#LAT_SIZES[@]} * ${#TESTS[@]} * 2 + 2 ))
+    nruns=$(( (${#LAT_SIZES[@]} * ${#TESTS[@]} * 2 + 2) * REPS ))
     t0=$(date +%s.%N)
+    # The guest's clock as on real machines (a vDSO read, not a system
+    # call): dat-perf reads it around every operation, as perftest its TSC.
     "$HERE/run.sh" -q --log "$share/console.log" --share "$share" --timeout $(( 60 + nruns * 130 )) "${devopts[@]}" \
+        --append "clocksource=tsc tsc=reliable" \
         --file "$BUILD/lib" --file "$DAT_PERF" --env "TRANSPORT=$TRANSPORT" --env "DEVICE=$dev" \
         --env "DAT_PERF=$DAT_PERF" --env "TESTS=${TESTS[*]}" --env "LAT_SIZES=${LAT_SIZES[*]}" \
-        --env "BW_SIZES=${BW_SIZES[*]}" --env "ITERS=$ITERS" --env "DEPTH=$DEPTH" \
+        --env "BW_SIZES=${BW_SIZES[*]}" --env "ITERS=$ITERS" --env "DEPTH=$DEPTH" --env "REPS=$REPS" \
         "$HERE/verbs-perf-guest.sh" > "$share/run.out" 2>&1
     rc=$?
     echo
-    echo "verbs-perf: $dev, dat-perf over OpenIB-$dev-1 (transport=$TRANSPORT) beside perftest, $ITERS iterations, bandwidth depth $DEPTH ($(secs_since "$t0") s)"
+    echo "verbs-perf: $dev, dat-perf over OpenIB-$dev-1 (transport=$TRANSPORT) beside perftest, $ITERS iterations, bandwidth depth $DEPTH, median of $REPS round(s) ($(secs_since "$t0") s)"
     if [ "$rc" -ne 0 ]; then
         echo "verbs-perf: $dev: the guest run ended with status $rc: $(tail -n1 "$share/run.out")"
         MISSING=$((MISSING + 1))
     fi
-    printf '  %-10s %8s  %14s  %14s  %9s\n' test size perftest dat-perf "ours/raw"
+    printf '  %-10s %8s  %14s  %14s  %9s  %s\n' test size perftest dat-perf "ours/raw" "rounds' ratios"
     local t s raw ours unit ratio
     for t in "${TESTS[@]}"; do
         local sizes=("${LAT_SIZES[@]}") unit="us"
         [[ $t == *_bw ]] && sizes=("${BW_SIZES[@]}") unit="MB/s"
         for s in "${sizes[@]}"; do
-            raw=$(awk -v t="$t" -v s="$s" '$1 == t && $2 == s && $3 == "raw" {print $4}' "$share/perf.results" 2>/dev/null)
-            ours=$(awk -v t="$t" -v s="$s" '$1 == t && $2 == s && $3 == "ours" {print $4}' "$share/perf.results" 2>/dev/null)
-            raw=${raw:--} ours=${ours:--}
+            raw=$(figure "$share/perf.results" "$t" "$s" raw)
+            ours=$(figure "$share/perf.results" "$t" "$s" ours)
             ratio=$(awk -v a="$ours" -v b="$raw" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.3f", a / b }')
             [ "$raw" != - ] && [ "$ours" != - ] || MISSING=$((MISSING + 1))
-            printf '  %-10s %8s  %9s %-4s  %9s %-4s  %9s\n' "$t" "$s" "$raw" "$unit" "$ours" "$unit" "$ratio"
+            printf '  %-10s %8s  %9s %-4s  %9s %-4s  %9s  %s\n' "$t" "$s" "$raw" "$unit" "$ours" "$unit" "$ratio" \
+                "$(ratio_range "$share/perf.results" "$t" "$s")"
         done
     done
     [ "$MISSING" -eq "$missing_before" ] || echo "verbs-perf: $dev: runs without a figure: see $share/logs (--keep DIR keeps them)"

@@ -4,6 +4,7 @@
 //! thread watches the channel instead and hands notifications on through
 //! an eventfd.
 
+use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,6 +23,9 @@ pub struct VerbsCq {
     cq: Ptr<ibv_cq>,
     /// A completion polled to answer [`CompletionQueue::has_completions`].
     stash: Mutex<Option<Wc>>,
+    /// Whether `stash` may hold one (read without its lock on the poll
+    /// path).
+    stashed: AtomicBool,
     notify: Arc<Notify>,
 }
 
@@ -123,6 +127,7 @@ impl VerbsCq {
                 dev: dev.clone(),
                 cq: Ptr(cq),
                 stash: Mutex::new(None),
+                stashed: AtomicBool::new(false),
                 notify,
             });
             lock_anyway(&dev.cq_ptrs).insert(Arc::as_ptr(&me) as usize, Ptr(cq));
@@ -132,25 +137,27 @@ impl VerbsCq {
 
     /// Polls the hardware into `out`, translating each completion.
     fn poll_hw(&self, out: &mut [Wc]) -> usize {
-        let rings = self.dev.rings.load();
         let mut done = 0;
-        // SAFETY: an all-zero ibv_wc is a valid value of the plain struct.
-        let mut raw: [ibv_wc; BATCH] = unsafe { std::mem::zeroed() };
+        // Written by the device's poll before anything reads it.
+        let mut raw = [const { MaybeUninit::<ibv_wc>::uninit() }; BATCH];
+        // SAFETY: the CQ lives as long as self; its context's ops table
+        // does too.
+        let poll = unsafe { (*(*self.cq.0).context).ops.poll_cq };
+        let Some(poll) = poll else {
+            return 0;
+        };
         while done < out.len() {
             let want = (out.len() - done).min(BATCH);
             // SAFETY: ibv_poll_cq is the device's op on a live CQ, writing
             // at most `want` entries into `raw`.
-            let n = unsafe {
-                let ctx = (*self.cq.0).context;
-                match (*ctx).ops.poll_cq {
-                    Some(f) => f(self.cq.0, want as i32, raw.as_mut_ptr()),
-                    None => -1,
-                }
-            };
+            let n = unsafe { poll(self.cq.0, want as i32, raw.as_mut_ptr().cast()) };
             if n <= 0 {
                 break;
             }
+            let rings = self.dev.rings.load();
             for w in &raw[..n as usize] {
+                // SAFETY: the device wrote the first `n` entries.
+                let w = unsafe { w.assume_init_ref() };
                 let Some(ring) = rings.get(&ring_of(w.wr_id)) else {
                     continue;
                 };
@@ -228,9 +235,13 @@ impl CompletionQueue for VerbsCq {
             return 0;
         }
         let mut n = 0;
-        if let Some(w) = lock_anyway(&self.stash).take() {
-            out[0] = w;
-            n = 1;
+        if self.stashed.load(Ordering::Acquire) {
+            let mut s = lock_anyway(&self.stash);
+            if let Some(w) = s.take() {
+                out[0] = w;
+                n = 1;
+            }
+            self.stashed.store(false, Ordering::Release);
         }
         n + self.poll_hw(&mut out[n..])
     }
@@ -293,6 +304,7 @@ impl CompletionQueue for VerbsCq {
         let mut one = [Wc::BLANK];
         if self.poll_hw(&mut one) == 1 {
             *s = Some(one[0]);
+            self.stashed.store(true, Ordering::Release);
             true
         } else {
             false

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use arc_swap::ArcSwap;
+use rustc_hash::FxHashMap;
 
 use super::lib::Lib;
 use super::sys::*;
@@ -69,7 +70,7 @@ pub(super) struct Key {
 
 /// What a completion's work request id names: a slot of a ring of one of
 /// the device's queues (see [`super::ring`]).
-pub(super) type Rings = HashMap<u32, Arc<super::ring::Ring>>;
+pub(super) type Rings = FxHashMap<u32, Arc<super::ring::Ring>>;
 
 pub struct VerbsDevice {
     pub(super) lib: &'static Lib,
@@ -84,7 +85,7 @@ pub struct VerbsDevice {
     attributes: Vec<(&'static str, String)>,
     pds: Mutex<HashMap<u64, Ptr<ibv_pd>>>,
     mws: Mutex<HashMap<u64, Ptr<ibv_mw>>>,
-    keys: ArcSwap<HashMap<u32, Key>>,
+    keys: ArcSwap<FxHashMap<u32, Key>>,
     /// Registrations by id (the `ibv_mr` address).
     mrs: Mutex<HashMap<u64, Key>>,
     next_id: AtomicU64,

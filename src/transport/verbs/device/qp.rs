@@ -5,6 +5,7 @@
 //! the attributes rdma_cm computes, on iWARP the kernel's iw_cm does.
 //! Posts go straight to the device's ops table.
 
+use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -330,7 +331,8 @@ impl QpInner {
             _ => Access::LOCAL_READ,
         };
         self.dev.check_sgl(wr.sgl, need, self.cfg.pd)?;
-        let mut sges = sge_list(wr.sgl)?;
+        let mut sges = Sges::new();
+        sge_list(wr.sgl, &mut sges)?;
         let total = wr.sgl.iter().map(|s| s.len).sum();
         let (opcode, op, remote) = match wr.op {
             // Verbs does not tell a receiver whether a Send was solicited:
@@ -396,7 +398,8 @@ impl QpInner {
         }
         self.dev
             .check_sgl(wr.sgl, Access::LOCAL_WRITE, self.cfg.pd)?;
-        let mut sges = sge_list(wr.sgl)?;
+        let mut sges = Sges::new();
+        sge_list(wr.sgl, &mut sges)?;
         let n = wr.sgl.len();
         let total = wr.sgl.iter().map(|s| s.len).sum();
         ring.post(wr.wr_id, total, WcOp::Recv, |wr_id| {
@@ -419,16 +422,36 @@ impl QpInner {
     }
 }
 
-/// The interface's scatter list as verbs'.
-pub(super) fn sge_list(sgl: &[Sge]) -> Result<[ibv_sge; MAX_SGE], PostError> {
-    // SAFETY: all-zero is a valid sge array.
-    let mut sges: [ibv_sge; MAX_SGE] = unsafe { std::mem::zeroed() };
-    for (d, s) in sges.iter_mut().zip(sgl) {
-        d.addr = s.addr;
-        d.length = u32::try_from(s.len).map_err(|_| PostError::Length)?;
-        d.lkey = s.lkey;
+/// A scatter list as verbs takes it: the first `n` entries are set (no
+/// more are written or read).
+pub(super) struct Sges {
+    a: [MaybeUninit<ibv_sge>; MAX_SGE],
+}
+
+impl Sges {
+    pub(super) fn new() -> Sges {
+        Sges {
+            a: [const { MaybeUninit::uninit() }; MAX_SGE],
+        }
     }
-    Ok(sges)
+
+    /// For the work request: verbs reads `num_sge` entries.
+    pub(super) fn as_mut_ptr(&mut self) -> *mut ibv_sge {
+        self.a.as_mut_ptr().cast()
+    }
+}
+
+/// The interface's scatter list as verbs', built in place (no copy of
+/// the whole array on the post path).
+pub(super) fn sge_list(sgl: &[Sge], sges: &mut Sges) -> Result<(), PostError> {
+    for (d, s) in sges.a.iter_mut().zip(sgl) {
+        d.write(ibv_sge {
+            addr: s.addr,
+            length: u32::try_from(s.len).map_err(|_| PostError::Length)?,
+            lkey: s.lkey,
+        });
+    }
+    Ok(())
 }
 
 pub(super) fn post_result(rc: i32) -> Result<(), PostError> {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::qp::{post_result, sge_list};
+use super::qp::{post_result, sge_list, Sges};
 use super::VerbsDevice;
 use crate::transport::api::*;
 use crate::transport::verbs::ring::Ring;
@@ -60,7 +60,8 @@ impl SharedReceiveQueue for VerbsSrq {
             return Err(PostError::TooManySge);
         }
         self.dev.check_sgl(wr.sgl, Access::LOCAL_WRITE, self.pd)?;
-        let mut sges = sge_list(wr.sgl)?;
+        let mut sges = Sges::new();
+        sge_list(wr.sgl, &mut sges)?;
         let n = wr.sgl.len();
         let total = wr.sgl.iter().map(|s| s.len).sum();
         self.ring
