@@ -95,11 +95,57 @@ static inline DAT_RETURN pair_wait(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
     return dat_evd_wait(evd, PAIR_WAIT_US, 1, ev, &nmore);
 }
 
+/*
+ * Whether connection private data arrives padded on the IA under test: over
+ * InfiniBand and RoCE, rdma_cm carries no length, so the receiver sees the
+ * whole REQ/REP private data field (its unused tail zero), as OFED's dapl
+ * reported it. The IA says so in its provider-specific attribute
+ * "private_data_exact" ("false"); elsewhere the size is exact.
+ */
+static int pair_pd_padded;
+
+/* Whether the IA's provider-specific attribute `name` starts with `value`
+ * (all of it when `whole`). */
+static inline int pair_ia_attr_is(DAT_IA_HANDLE ia, const char *name, const char *value, int whole)
+{
+    DAT_PROVIDER_ATTR pr;
+    DAT_COUNT i;
+    memset(&pr, 0, sizeof(pr));
+    if (dat_ia_query(ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pr) != DAT_SUCCESS)
+        return 0;
+    for (i = 0; i < pr.num_provider_specific_attr; i++)
+        if (strcmp(pr.provider_specific_attr[i].name, name) == 0)
+            return whole ? strcmp(pr.provider_specific_attr[i].value, value) == 0
+                         : strncmp(pr.provider_specific_attr[i].value, value, strlen(value)) == 0;
+    return 0;
+}
+
+static inline int pair_ia_says(DAT_IA_HANDLE ia, const char *name, const char *value)
+{
+    return pair_ia_attr_is(ia, name, value, 1);
+}
+
+/* Private data of `gsz` bytes at `got` stands for `wsz` bytes the peer
+ * sent: the same size, or (padded) larger with a zero tail. */
+static inline int pair_pd_size_ok(const void *got, DAT_COUNT gsz, DAT_COUNT wsz)
+{
+    DAT_COUNT i;
+    if (gsz == wsz)
+        return 1;
+    if (!pair_pd_padded || gsz < wsz || got == NULL)
+        return 0;
+    for (i = wsz; i < gsz; i++)
+        if (((const unsigned char *)got)[i] != 0)
+            return 0;
+    return 1;
+}
+
 /* Creates the per-side objects (IA, EVDs of qlen `qlen`, PZ). */
 static inline int pair_objects(struct pair *p, DAT_COUNT qlen)
 {
     if (ctest_open_ia(&p->ia, &p->async_evd) != DAT_SUCCESS)
         return -1;
+    pair_pd_padded = pair_ia_says(p->ia, "private_data_exact", "false");
     if (dat_evd_create(p->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &p->cr_evd) ||
         dat_evd_create(p->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &p->conn_evd) ||
         dat_evd_create(p->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG,

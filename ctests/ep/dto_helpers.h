@@ -29,6 +29,18 @@
 #define RRW (DAT_MEM_PRIV_REMOTE_READ_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 #define PALL DAT_MEM_PRIV_ALL_FLAG
 
+/*
+ * The status of a receive too short for the message it gets: LOCAL_LENGTH,
+ * except on rxe, which completes it with IBV_WC_LOC_QP_OP_ERR (the
+ * responder's length error): DAT_DTO_ERR_LOCAL_EP. A device difference
+ * (docs/verbs.md), told by the IA's "device" attribute.
+ */
+static inline DAT_DTO_COMPLETION_STATUS too_short_status(DAT_IA_HANDLE ia)
+{
+    return pair_ia_attr_is(ia, "device", "rxe", 0) ? DAT_DTO_ERR_LOCAL_EP
+                                                   : DAT_DTO_ERR_LOCAL_LENGTH;
+}
+
 /* "any error status" / "length not checked" for EXPECT_DTO */
 #define ST_ANY_ERROR 0xFFFFFFFFu
 #define ST_SUCCESS_OR_FLUSH 0xFFFFFFFEu

@@ -133,7 +133,7 @@ TEST(E2E_THREADS_posts_on_shared_evds)
             DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
             DAT_CR_PARAM cp;
             REQUIRE(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp) == DAT_SUCCESS);
-            REQUIRE(cp.private_data_size == 1);
+            REQUIRE(pair_pd_size_ok(cp.private_data, cp.private_data_size, 1));
             ctest_handover(cp.private_data, 1);
             int i = *(unsigned char *)cp.private_data;
             REQUIRE(i >= 0 && i < NEP);

@@ -2,6 +2,7 @@
 //! device capabilities and the DAT layer's own features; the C layer only
 //! copies them into `DAT_IA_ATTR` / `DAT_PROVIDER_ATTR`.
 
+use crate::object::segment::MAX_IOV;
 use crate::transport::Capabilities;
 
 /// `DAT_MEM_TYPE` values.
@@ -112,7 +113,8 @@ impl Limits {
             max_rdma_read_per_ep_out: count(c.max_ord),
             max_evds: count(c.max_cq),
             max_evd_qlen: count(c.max_cqe),
-            max_iov_segments_per_dto: count(c.max_sge),
+            // No more than a post's scatter list holds (segment.rs).
+            max_iov_segments_per_dto: count(c.max_sge.min(MAX_IOV as u32)),
             max_lmrs: count(c.max_mr),
             max_lmr_block_size: c.max_mr_size,
             max_lmr_virtual_address: c.max_va,
@@ -124,8 +126,8 @@ impl Limits {
             max_srqs: count(c.max_srq),
             max_ep_per_srq: count(c.max_qp_per_srq),
             max_recv_per_srq: count(c.max_srq_wr),
-            max_iov_segments_per_rdma_read: count(c.max_sge_rd),
-            max_iov_segments_per_rdma_write: count(c.max_sge_wr),
+            max_iov_segments_per_rdma_read: count(c.max_sge_rd.min(MAX_IOV as u32)),
+            max_iov_segments_per_rdma_write: count(c.max_sge_wr.min(MAX_IOV as u32)),
             max_rdma_read_in: count(c.max_ird_total),
             max_rdma_read_out: count(c.max_ord_total),
             // CNOs exist only in the DAT layer.
@@ -205,5 +207,24 @@ mod tests {
         c.fence = false;
         c.solicited_events = false;
         assert_eq!(ProviderAttributes::of(&c).completion_flags_supported, 0x15);
+    }
+
+    /// PRV_18 over rxe (32 SGEs): the IA and EP limits stop at what a post
+    /// carries, so that posting the reported maximum works.
+    #[test]
+    fn iov_limits_stop_at_what_a_post_holds() {
+        let mut c = SOFTWARE_CAPABILITIES;
+        c.max_sge = 32;
+        c.max_sge_rd = 32;
+        c.max_sge_wr = 30;
+        let l = Limits::from_capabilities(&c);
+        assert_eq!(l.max_iov_segments_per_dto, MAX_IOV as i32);
+        assert_eq!(l.max_iov_segments_per_rdma_read, MAX_IOV as i32);
+        assert_eq!(l.max_iov_segments_per_rdma_write, MAX_IOV as i32);
+        c.max_sge_rd = 1;
+        assert_eq!(
+            Limits::from_capabilities(&c).max_iov_segments_per_rdma_read,
+            1
+        );
     }
 }

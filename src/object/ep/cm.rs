@@ -19,6 +19,15 @@ use super::{device_error, state_error, Ep, EpEvd, EpState, Exposed};
 /// side reports `NON_PEER_REJECTED` for it (docs/endpoints.md).
 pub const NON_PEER_MARK: &[u8] = b"\0DAT-NPR";
 
+/// Whether a rejection's private data is [`NON_PEER_MARK`]: exactly, or
+/// followed by zeros where the wire carries no length (InfiniBand's CM
+/// delivers the whole REJ private data field).
+pub(crate) fn is_non_peer_mark(private_data: &[u8]) -> bool {
+    private_data
+        .strip_prefix(NON_PEER_MARK)
+        .is_some_and(|rest| rest.iter().all(|b| *b == 0))
+}
+
 /// `DAT_CLOSE_GRACEFUL_FLAG`.
 pub const CLOSE_GRACEFUL: u32 = 1;
 /// `DAT_CONNECT_MULTIPATH_FLAG`.
@@ -330,7 +339,7 @@ impl Ep {
                     (EpState::Connected, event::CONNECTION_ESTABLISHED, 0)
                 }
                 CmEvent::Rejected { private_data } if active => {
-                    let number = if private_data == NON_PEER_MARK {
+                    let number = if is_non_peer_mark(private_data) {
                         event::CONNECTION_NON_PEER_REJECTED
                     } else {
                         event::CONNECTION_PEER_REJECTED
@@ -415,5 +424,25 @@ impl CmHandler for EpCm {
         if let Some(ep) = self.ep.upgrade() {
             ep.on_cm(qp, ev);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PSC_12/RSC_08 over InfiniBand: the refusal's mark arrives padded to
+    /// the REJ's 148 bytes and must still read as a non-peer rejection.
+    #[test]
+    fn non_peer_mark_exact_or_zero_padded() {
+        assert!(is_non_peer_mark(NON_PEER_MARK));
+        let mut padded = NON_PEER_MARK.to_vec();
+        padded.resize(148, 0);
+        assert!(is_non_peer_mark(&padded));
+        padded[100] = 1;
+        assert!(!is_non_peer_mark(&padded));
+        assert!(!is_non_peer_mark(&[]));
+        assert!(!is_non_peer_mark(&[0u8; 148]));
+        assert!(!is_non_peer_mark(&NON_PEER_MARK[..4]));
     }
 }

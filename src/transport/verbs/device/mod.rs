@@ -201,6 +201,10 @@ impl VerbsDevice {
                     "active_mtu",
                     (128u32 << pattr.active_mtu.min(5)).to_string(),
                 ),
+                // InfiniBand's CM carries no private data length: the
+                // receiver sees the whole REQ/REP field, its tail zero
+                // (MPA on iWARP carries the length).
+                ("private_data_exact", iwarp.to_string()),
             ];
             for fd in [(*channel).fd, (*ctx).async_fd] {
                 super::set_nonblocking(fd);
