@@ -299,7 +299,16 @@ fn qp_event(q: &Arc<QpInner>, ev: Cm) {
             let mut p = q.conn_param(&pd, q.ird(), q.ord());
             // SAFETY: the parameters point at `pd` for the call.
             if unsafe { (lib.rdma_connect)(id, &mut p) } != 0 {
-                failed(q, CmEvent::Unreachable);
+                // iWARP connects its TCP connection in the call: a port
+                // nobody listens on refuses it there.
+                let e = if crate::transport::verbs::errno().raw_os_error()
+                    == Some(libc::ECONNREFUSED)
+                {
+                    CmEvent::Refused
+                } else {
+                    CmEvent::Unreachable
+                };
+                failed(q, e);
             }
         }
         RDMA_CM_EVENT_CONNECT_RESPONSE => {
@@ -340,9 +349,12 @@ fn qp_event(q: &Arc<QpInner>, ev: Cm) {
             failed(q, e)
         }
         RDMA_CM_EVENT_REJECTED => {
-            // InfiniBand reason 8 (invalid service id): nobody listens.
+            // Nobody listens: InfiniBand's CM rejects with reason 8
+            // (invalid service id); on iWARP the TCP connection is refused
+            // (ECONNREFUSED). A consumer's rejection is IB reason 28, or
+            // on iWARP an MPA reject, which rdma_cm reports as ECONNRESET.
             let refused =
-                !q.dev.iwarp && ev.status == 8 || q.dev.iwarp && ev.status == -libc::ECONNRESET;
+                !q.dev.iwarp && ev.status == 8 || q.dev.iwarp && ev.status == -libc::ECONNREFUSED;
             if refused {
                 failed(q, CmEvent::Refused)
             } else {
