@@ -278,13 +278,33 @@ impl QpInner {
         if self.attempt.load(Ordering::Acquire) != attempt || self.state() != QpState::Connecting {
             return;
         }
-        if let Some(id) = self.set_id(None) {
-            self.destroy_id(id);
-        }
+        let id = self.set_id(None);
         self.take_connecting();
         self.to_error();
         self.set_state(QpState::Closed);
         self.cm.event(Some(self.num), CmEvent::TimedOut);
+        if let Some(id) = id {
+            // On iWARP, destroying an id whose MPA request the peer holds
+            // waits out the MPA timeout (some 10 s on siw): not on the
+            // event thread, which serves every connection and deadline.
+            let lib = self.lib();
+            let raw = id;
+            let id = Ptr(id);
+            let spawned = std::thread::Builder::new()
+                .name("dat-verbs-reap".into())
+                .spawn(move || {
+                    let id = id;
+                    // SAFETY: the id is out of the queue pair; nothing
+                    // else destroys it.
+                    unsafe {
+                        (lib.rdma_destroy_id)(id.0);
+                    }
+                });
+            if spawned.is_err() {
+                // The closure was dropped unrun: destroy it here after all.
+                self.destroy_id(raw);
+            }
+        }
     }
 
     /// An asynchronous error event: the queue pair broke.
