@@ -725,7 +725,13 @@ TEST(PSD_20_message_longer_than_peer_buffer)
         PREQUIRE(&p, mr_make(p.ia, p.pz, 4096, LRW, &m) == DAT_SUCCESS);
         PSYNC(&p, 'r');
         CHECK_OK(send1(p.ep, &m, 0, 200, 0x200, 0));
-        EXPECT_DTO(p.req_evd, p.ep, 0x200, ST_ANY_ERROR, LEN_ANY);
+        /* On iWARP a Send completes once the transport took it (the
+         * receiver's length error breaks the connection afterwards):
+         * docs/verbs.md. */
+        if (pair_ia_says(p.ia, "link", "iWARP"))
+            EXPECT_DTO(p.req_evd, p.ep, 0x200, ST_ANY, LEN_ANY);
+        else
+            EXPECT_DTO(p.req_evd, p.ep, 0x200, ST_ANY_ERROR, LEN_ANY);
         PSYNC(&p, 'd');
     }
     pair_finish(&p);
