@@ -490,6 +490,12 @@ pub trait QueuePair: Send + Sync {
     }
 }
 
+/// The private data of a refusal that is not the consumer's (a full
+/// backlog, a second request on an RSP): a
+/// transport sends it with such a refusal, and the active side reports
+/// `NON_PEER_REJECTED` when a rejection carries it (docs/endpoints.md).
+pub const REFUSAL_MARK: &[u8] = b"\0DAT-NPR";
+
 /// A listening port.
 pub trait Listener: Send + Sync {
     /// The port it listens on (chosen by the device when 0 was asked).

@@ -17,7 +17,7 @@ use super::{device_error, state_error, Ep, EpEvd, EpState, Exposed};
 
 /// The private data of a refusal that is not the consumer's: the active
 /// side reports `NON_PEER_REJECTED` for it (docs/endpoints.md).
-pub const NON_PEER_MARK: &[u8] = b"\0DAT-NPR";
+pub const NON_PEER_MARK: &[u8] = crate::transport::api::REFUSAL_MARK;
 
 /// Whether a rejection's private data is [`NON_PEER_MARK`]: exactly, or
 /// followed by zeros where the wire carries no length (InfiniBand's CM

@@ -585,8 +585,15 @@ impl QueuePair for VerbsQp {
         }
         let mut src = sockaddr_of(SocketAddr::new(q.dev.address().ip(), 0));
         let mut dst = sockaddr_of(SocketAddr::new(remote.ip(), port));
-        // SAFETY: both addresses are valid sockaddr storage for the call.
-        let rc = unsafe { (q.lib().rdma_resolve_addr)(id, src.as_mut_ptr(), dst.as_mut_ptr(), ms) };
+        // Bound first, so that the local port (the peer's remote_port_qual)
+        // is known from here on, not only once the address is resolved.
+        // SAFETY: both addresses are valid sockaddr storage for the calls.
+        let rc = unsafe {
+            match (q.lib().rdma_bind_addr)(id, src.as_mut_ptr()) {
+                0 => (q.lib().rdma_resolve_addr)(id, std::ptr::null_mut(), dst.as_mut_ptr(), ms),
+                e => e,
+            }
+        };
         if rc != 0 {
             q.set_id(None);
             q.destroy_id(id);
