@@ -419,8 +419,7 @@ impl QpInner {
         self.dev
             .check_sgl(wr.sgl, Access::LOCAL_WRITE, self.cfg.pd)?;
         let mut sges = Sges::new();
-        sge_list(wr.sgl, &mut sges)?;
-        let n = wr.sgl.len();
+        let n = recv_sge_list(wr.sgl, self.dev.iwarp, &mut sges)?;
         let total = wr.sgl.iter().map(|s| s.len).sum();
         ring.post(wr.wr_id, total, WcOp::Recv, |wr_id| {
             // SAFETY: all-zero is a valid work request.
@@ -472,6 +471,24 @@ pub(super) fn sge_list(sgl: &[Sge], sges: &mut Sges) -> Result<(), PostError> {
         });
     }
     Ok(())
+}
+
+/// A receive's scatter list; returns how many entries verbs reads. siw
+/// flushes a receive posted without segments at once (PRV_05, and every
+/// later message lands one receive early: dto_e2e's size sweep), so on
+/// iWARP an empty receive gets one segment of no bytes, which no device
+/// dereferences.
+pub(super) fn recv_sge_list(sgl: &[Sge], iwarp: bool, sges: &mut Sges) -> Result<usize, PostError> {
+    if sgl.is_empty() && iwarp {
+        sges.a[0].write(ibv_sge {
+            addr: 0,
+            length: 0,
+            lkey: 0,
+        });
+        return Ok(1);
+    }
+    sge_list(sgl, sges)?;
+    Ok(sgl.len())
 }
 
 pub(super) fn post_result(rc: i32) -> Result<(), PostError> {

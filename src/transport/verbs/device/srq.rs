@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::qp::{post_result, sge_list, Sges};
+use super::qp::{post_result, recv_sge_list, Sges};
 use super::VerbsDevice;
 use crate::transport::api::*;
 use crate::transport::verbs::ring::Ring;
@@ -61,8 +61,7 @@ impl SharedReceiveQueue for VerbsSrq {
         }
         self.dev.check_sgl(wr.sgl, Access::LOCAL_WRITE, self.pd)?;
         let mut sges = Sges::new();
-        sge_list(wr.sgl, &mut sges)?;
-        let n = wr.sgl.len();
+        let n = recv_sge_list(wr.sgl, self.dev.iwarp, &mut sges)?;
         let total = wr.sgl.iter().map(|s| s.len).sum();
         self.ring
             .post(wr.wr_id, total, WcOp::Recv, |wr_id| {
