@@ -527,6 +527,21 @@ static inline void pair_abort(struct pair *p)
         SKIP(why);                                                                             \
     } while (0)
 
+/* Whether the IA has memory windows (siw has none: max_rmrs 0, and
+ * dat_rmr_create answers DAT_MODEL_NOT_SUPPORTED). */
+static inline int rmr_supported(DAT_IA_HANDLE ia)
+{
+    DAT_IA_ATTR a;
+    memset(&a, 0, sizeof(a));
+    return dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &a, 0, NULL) == DAT_SUCCESS && a.max_rmrs > 0;
+}
+
+#define PNEED_RMR(p)                                                                           \
+    do {                                                                                       \
+        if (!rmr_supported((p)->ia))                                                           \
+            PSKIP(p, "the IA has no memory windows (max_rmrs 0)");                             \
+    } while (0)
+
 typedef void (*dpair_hook)(struct pair *p);
 
 /*
