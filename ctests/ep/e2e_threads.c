@@ -72,15 +72,25 @@ static int reap(struct side *s, DAT_EVD_HANDLE evd, int recv)
     int next[NEP] = {0};
     for (int n = 0; n < NEP * NMSG; n++) {
         DAT_EVENT ev;
-        if (pair_wait(evd, &ev) != DAT_SUCCESS)
+        DAT_RETURN r = pair_wait(evd, &ev);
+        if (r != DAT_SUCCESS) {
+            fprintf(stderr, "    reap %s: completion %d of %d: wait 0x%08x\n", recv ? "recv" : "req",
+                    n, NEP * NMSG, (unsigned)r);
             return -1;
+        }
         DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
-        if (ev.event_number != DAT_DTO_COMPLETION_EVENT || d->status != DAT_DTO_SUCCESS ||
-            d->transfered_length != MSG)
-            return -1;
         int i = (int)(d->user_cookie.as_64 >> 32), k = (int)(d->user_cookie.as_64 & 0xffffffff);
-        if (i < 0 || i >= NEP || d->ep_handle != s->ep[i] || k != next[i])
+        if (ev.event_number != DAT_DTO_COMPLETION_EVENT || d->status != DAT_DTO_SUCCESS ||
+            d->transfered_length != MSG || i < 0 || i >= NEP || d->ep_handle != s->ep[i] ||
+            k != next[i]) {
+            fprintf(stderr,
+                    "    reap %s: completion %d: event 0x%x status %d length %llu cookie %d:%d "
+                    "(expected %d)\n",
+                    recv ? "recv" : "req", n, (unsigned)ev.event_number, (int)d->status,
+                    (unsigned long long)d->transfered_length, i, k,
+                    i >= 0 && i < NEP ? next[i] : -1);
             return -1;
+        }
         if (recv) {
             unsigned char *m = slot(s, i, k);
             ctest_handover(m, MSG);
