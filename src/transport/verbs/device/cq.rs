@@ -98,6 +98,9 @@ impl Drop for Notify {
 /// How many completions one ops call polls.
 const BATCH: usize = 16;
 
+/// The least depth of a CQ on a device that cannot resize CQs.
+const UNRESIZABLE_CQ_DEPTH: u32 = 4096;
+
 impl VerbsCq {
     pub(super) fn create(dev: Arc<VerbsDevice>, depth: u32) -> Result<Arc<VerbsCq>, DeviceError> {
         let lib = dev.lib;
@@ -109,7 +112,16 @@ impl VerbsCq {
                 return Err(DeviceError::Resources);
             }
             set_nonblocking((*channel).fd);
-            let depth = depth.clamp(1, dev_max_cqe(&dev)) as i32;
+            // The DAT layer grows a CQ as EPs attach (evd.rs): where the
+            // device cannot, the CQ is made deep from the start, so that an
+            // EVD serving several EPs does not overrun (siw drops the
+            // completions that do not fit: e2e_threads).
+            let floor = if dev.cq_resizable {
+                1
+            } else {
+                UNRESIZABLE_CQ_DEPTH
+            };
+            let depth = depth.max(floor).clamp(1, dev_max_cqe(&dev)) as i32;
             let cq = (lib.ibv_create_cq)(dev.ctx.0, depth, std::ptr::null_mut(), channel, 0);
             if cq.is_null() {
                 (lib.ibv_destroy_comp_channel)(channel);

@@ -80,6 +80,9 @@ pub struct VerbsDevice {
     pub(super) channel: Ptr<rdma_event_channel>,
     pub(super) port: u8,
     pub(super) iwarp: bool,
+    /// Whether the device resizes CQs (siw does not): if not, CQs are
+    /// made deep enough from the start (cq.rs).
+    pub(super) cq_resizable: bool,
     address: SocketAddr,
     caps: Capabilities,
     attributes: Vec<(&'static str, String)>,
@@ -179,6 +182,7 @@ impl VerbsDevice {
                 && (*ctx).ops.bind_mw.is_some();
             let has_srq = attr.max_srq > 0 && (*ctx).ops.post_srq_recv.is_some();
             let caps = capabilities(&attr, &pattr, iwarp, has_mw, has_srq);
+            let cq_resizable = probe_cq_resize(lib, ctx);
             let fw = std::ffi::CStr::from_ptr(attr.fw_ver.as_ptr())
                 .to_string_lossy()
                 .into_owned();
@@ -217,6 +221,7 @@ impl VerbsDevice {
                 channel: Ptr(channel),
                 port,
                 iwarp,
+                cq_resizable,
                 address,
                 caps,
                 attributes,
@@ -373,6 +378,24 @@ impl Drop for VerbsDevice {
             (self.lib.rdma_destroy_id)(self.anchor.0);
             (self.lib.rdma_destroy_event_channel)(self.channel.0);
         }
+    }
+}
+
+/// Whether the device grows a CQ (`ibv_resize_cq`): tried once on a CQ of
+/// one entry made for the purpose.
+///
+/// # Safety
+/// `ctx` is an open device context.
+unsafe fn probe_cq_resize(lib: &Lib, ctx: *mut ibv_context) -> bool {
+    // SAFETY: the caller's context; the CQ is made and destroyed here.
+    unsafe {
+        let cq = (lib.ibv_create_cq)(ctx, 1, std::ptr::null_mut(), std::ptr::null_mut(), 0);
+        if cq.is_null() {
+            return false;
+        }
+        let ok = (lib.ibv_resize_cq)(cq, 64) == 0;
+        (lib.ibv_destroy_cq)(cq);
+        ok
     }
 }
 
