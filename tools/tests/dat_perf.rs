@@ -340,6 +340,43 @@ fn check_catches_a_corrupted_byte() {
     assert!(s.finish(DEADLINE).status.success());
 }
 
+/// Selective signalling (--cq-mod, perftest's): Sends and RDMA Writes
+/// posted with DAT_COMPLETION_SUPPRESS_FLAG but one in N; the ping-pong's
+/// slot accounting must still see every slot free again (a miscount hangs
+/// or fails the run), in every wait style, with the data checked.
+#[test]
+fn cq_mod_suppresses_all_but_one_in_n() {
+    let mut q = 21300;
+    for test in ["send", "write"] {
+        for wait in ["poll", "mem", "evd"] {
+            for m in ["1", "3", "1024"] {
+                let out = pair(
+                    q,
+                    &[],
+                    &[
+                        "-t", test, "--lat", "-s", "64", "-n", "50", "-c", "--cq-mod", m, "--wait",
+                        wait, "--json",
+                    ],
+                );
+                let v = json(&out);
+                let r = &v["results"][0];
+                assert_eq!(
+                    r["iterations"].as_u64(),
+                    Some(50),
+                    "{test} {wait} --cq-mod {m}: {r}"
+                );
+                q += 1;
+            }
+        }
+    }
+    // A server given --cq-mod explicitly insists on it.
+    let s = server(q, &["--cq-mod", "5"], &[]);
+    let c = client(q, &["--cq-mod", "7"], &[]).finish(DEADLINE);
+    let s = s.finish(DEADLINE);
+    one_line_error(&c, "mismatched parameters: cq-mod: client 7, server 5");
+    one_line_error(&s, "mismatched parameters: cq-mod: client 7, server 5");
+}
+
 #[test]
 fn plot_and_csv() {
     let dir = std::env::temp_dir().join(format!("dat-perf-test-{}", std::process::id()));

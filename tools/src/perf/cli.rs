@@ -18,6 +18,10 @@ pub const DEFAULT_ITERS: u64 = 1000;
 pub const DEFAULT_CONNS: u64 = 100;
 /// Default window of `--bw`.
 pub const DEFAULT_DEPTH: u32 = 16;
+/// Default of --cq-mod (perftest's).
+pub const DEFAULT_CQ_MOD: u32 = 100;
+/// The largest --cq-mod (perftest's).
+pub const MAX_CQ_MOD: u32 = 1024;
 /// Default idle period of `-t idle`, in milliseconds.
 pub const DEFAULT_IDLE_MS: u32 = 5000;
 
@@ -62,6 +66,12 @@ The TCP baseline spins on non-blocking sockets for poll and mem, and
 blocks for evd and cno. --bw --depth 1 is a one-message-in-flight
 stream; its TCP baseline is TCP's own stream of the same messages
 (written back to back, the receiver reading each).
+
+--cq-mod N (send and write --lat): as perftest's --cq-mod, one Send or
+RDMA Write in N (and the last of each size's run) asks for its completion;
+the others are posted with DAT_COMPLETION_SUPPRESS_FLAG, and a completion
+stands for every earlier request of the EP (they complete in order). The
+default, 100, is perftest's; --cq-mod 1 dequeues every request's completion.
 
 --peer compute (read, and write --bw): the side that is read from (or
 written to) makes no library call during a batch: it computes over its
@@ -136,6 +146,13 @@ pub struct Args {
     /// Operations in flight in --bw [default: 16].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64))]
     pub depth: Option<u32>,
+
+    /// Latency (send, write): one Send or RDMA Write in N asks for its
+    /// completion; the others are posted with DAT_COMPLETION_SUPPRESS_FLAG,
+    /// as perftest's --cq-mod (whose default is also 100) [default: 100;
+    /// 1: every one].
+    #[arg(long = "cq-mod", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_CQ_MOD as i64))]
+    pub cq_mod: Option<u32>,
 
     /// Every power of two from 1 B to 8 MiB.
     #[arg(short = 'a', long = "all", conflicts_with = "size")]
@@ -405,6 +422,7 @@ impl Args {
             peer: self.peer,
             verify: self.check.then_some(true),
             baseline: self.baseline.map(|_| true),
+            cq_mod: self.cq_mod,
         }
     }
 
@@ -446,6 +464,7 @@ impl Args {
             peer: self.peer.unwrap_or(Peer::Wait),
             verify: self.check,
             baseline: self.baseline.is_some(),
+            cq_mod: self.cq_mod.unwrap_or(DEFAULT_CQ_MOD),
         }
     }
 

@@ -609,10 +609,20 @@ impl Ep {
     }
 
     pub fn post_send(&self, seg: DAT_LMR_TRIPLET, ck: u64) -> Result<(), Error> {
+        self.post_send_flags(seg, ck, DAT_COMPLETION_DEFAULT_FLAG)
+    }
+
+    /// A Send with these completion flags (`completion_flags`).
+    pub fn post_send_flags(
+        &self,
+        seg: DAT_LMR_TRIPLET,
+        ck: u64,
+        flags: DAT_COMPLETION_FLAGS,
+    ) -> Result<(), Error> {
         let mut seg = seg;
         // SAFETY: as in post_recv.
         check("dat_ep_post_send", unsafe {
-            (d().dat_ep_post_send)(self.h, 1, &mut seg, cookie(ck), DAT_COMPLETION_DEFAULT_FLAG)
+            (d().dat_ep_post_send)(self.h, 1, &mut seg, cookie(ck), flags)
         })
     }
 
@@ -622,17 +632,21 @@ impl Ep {
         remote: DAT_RMR_TRIPLET,
         ck: u64,
     ) -> Result<(), Error> {
+        self.post_write_flags(seg, remote, ck, DAT_COMPLETION_DEFAULT_FLAG)
+    }
+
+    /// An RDMA Write with these completion flags.
+    pub fn post_write_flags(
+        &self,
+        seg: DAT_LMR_TRIPLET,
+        remote: DAT_RMR_TRIPLET,
+        ck: u64,
+        flags: DAT_COMPLETION_FLAGS,
+    ) -> Result<(), Error> {
         let mut seg = seg;
         // SAFETY: as in post_recv; the remote triplet is read during the call.
         check("dat_ep_post_rdma_write", unsafe {
-            (d().dat_ep_post_rdma_write)(
-                self.h,
-                1,
-                &mut seg,
-                cookie(ck),
-                &remote,
-                DAT_COMPLETION_DEFAULT_FLAG,
-            )
+            (d().dat_ep_post_rdma_write)(self.h, 1, &mut seg, cookie(ck), &remote, flags)
         })
     }
 

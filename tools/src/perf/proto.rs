@@ -128,6 +128,10 @@ pub struct Params {
     pub peer: Peer,
     pub verify: bool,
     pub baseline: bool,
+    /// Latency tests: one Send or RDMA Write in this many asks for a
+    /// completion, the others are posted with
+    /// `DAT_COMPLETION_SUPPRESS_FLAG` (perftest's `--cq-mod`; 1: every one).
+    pub cq_mod: u32,
 }
 
 /// A registered buffer the peer may access.
@@ -225,6 +229,7 @@ impl Params {
             }
         };
         b[9] = f;
+        put16(&mut b, 10, u16::try_from(self.cq_mod).unwrap_or(u16::MAX));
         put32(&mut b, 12, self.depth);
         put64(&mut b, 16, size);
         put64(&mut b, 24, amount);
@@ -311,6 +316,8 @@ impl Params {
             },
             verify: f & F_VERIFY != 0,
             baseline: f & F_BASELINE != 0,
+            // (0 from a client that does not say: every request signalled.)
+            cq_mod: u32::from(get16(b, 10)).max(1),
         };
         let buf = RemoteBuf {
             rmr: get32(b, 32),
@@ -409,6 +416,7 @@ pub struct Explicit {
     pub peer: Option<Peer>,
     pub verify: Option<bool>,
     pub baseline: Option<bool>,
+    pub cq_mod: Option<u32>,
 }
 
 /// The parameters the server was given explicitly and the client asks
@@ -439,6 +447,9 @@ pub fn mismatches(client: &Params, server: &Explicit) -> Option<String> {
     }
     if let Some(d) = server.depth {
         diff("depth", client.depth.to_string(), d.to_string());
+    }
+    if let Some(m) = server.cq_mod {
+        diff("cq-mod", client.cq_mod.to_string(), m.to_string());
     }
     if let Some(w) = server.wait {
         diff("wait", wait_name(client.wait).into(), wait_name(w).into());
@@ -758,6 +769,7 @@ mod tests {
             peer: Peer::Wait,
             verify: true,
             baseline: true,
+            cq_mod: 7,
         }
     }
 
@@ -771,6 +783,10 @@ mod tests {
         let p = params();
         let b = p.encode(buf);
         assert_eq!(Params::decode(&b), Ok((p, buf)));
+        // A client that does not say (bytes 10-11 zero) signals every request.
+        let mut old = b;
+        old[10..12].fill(0);
+        assert_eq!(Params::decode(&old).map(|(q, _)| q.cq_mod), Ok(1));
         let all = Params {
             sizes: Sizes::All,
             amount: Amount::Iters(7),

@@ -45,18 +45,21 @@ impl Session<'_> {
                 self.data.triplet(self.dst_off(r, size), size),
                 ck(K_RECV, j),
             )?;
+            // (`sends`: outstanding of the j Sends posted so far.)
             while sends >= ring {
-                self.next_of(K_SEND, "a Send's completion")?;
-                sends -= 1;
+                let d = self.next_of(K_SEND, "a Send's completion")?;
+                sends = left(j, d);
             }
             // SAFETY: the Send that used source slot s (iteration i - ring)
             // completed: fewer than `ring` Sends are in flight and they
             // complete in order.
             unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, mem) };
+            let flags = self.req_flags(j, count, ring);
             let t0 = Instant::now();
-            ep.post_send(
+            ep.post_send_flags(
                 self.data.triplet(self.src_off(s, size), size),
                 ck(K_SEND, j),
+                flags,
             )?;
             sends += 1;
             if mem {
@@ -71,7 +74,7 @@ impl Session<'_> {
             loop {
                 let d = self.next("the server's answer")?;
                 match kind_of(d.cookie) {
-                    K_SEND => sends -= 1,
+                    K_SEND => sends = left(j + 1, d),
                     K_RECV => {
                         if d.len != size {
                             return Err(Error(format!(
@@ -85,7 +88,7 @@ impl Session<'_> {
                 }
             }
             if mem {
-                self.reap(K_SEND, &mut sends, "a Send's completion")?;
+                self.reap(K_SEND, &mut sends, j + 1, "a Send's completion")?;
                 continue;
             }
             times.push(t0.elapsed().as_nanos() as u64 / 2);
@@ -105,8 +108,8 @@ impl Session<'_> {
         // (acknowledged later) are not part of it.
         let secs = start.elapsed().as_secs_f64();
         while sends > 0 {
-            self.next_of(K_SEND, "a Send's completion")?;
-            sends -= 1;
+            let d = self.next_of(K_SEND, "a Send's completion")?;
+            sends = left(count, d);
         }
         Ok((secs, found))
     }
@@ -114,7 +117,7 @@ impl Session<'_> {
     /// Spins until the byte at `off` of the data region differs from
     /// `prev`, dequeuing the EVD in the loop (RDMA Write completions:
     /// `writes` is decremented); returns the new value.
-    fn spin_byte(&self, off: u64, prev: u8, writes: &mut u64) -> Result<u8, Error> {
+    fn spin_byte(&self, off: u64, prev: u8, writes: &mut u64, posted: u64) -> Result<u8, Error> {
         let deadline = Instant::now() + self.timeout;
         let mut spins = 0u32;
         loop {
@@ -128,7 +131,7 @@ impl Session<'_> {
                 if kind_of(d.cookie) != K_WRITE {
                     return Err(unexpected(d, "an RDMA Write's completion"));
                 }
-                *writes -= 1;
+                *writes = left(posted, d);
             }
             spins = spins.wrapping_add(1);
             if spins % 4096 == 0 {
@@ -170,48 +173,51 @@ impl Session<'_> {
         let ring = self.ring(size);
         let mut writes = 0u64;
         // The last byte of the peer's next write.
-        let arrive = |prev: u8, writes: &mut u64| {
+        let arrive = |prev: u8, writes: &mut u64, posted: u64| {
             if mem {
                 self.poll_mem(last, prev, "the peer's RDMA Write")
             } else {
-                self.spin_byte(last, prev, writes)
+                self.spin_byte(last, prev, writes, posted)
             }
         };
         let start = Instant::now();
         for j in 0..count {
             let i = first + j;
+            // (`writes`: outstanding of the j writes posted so far.)
             if !active {
-                prev = arrive(prev, &mut writes)?;
+                prev = arrive(prev, &mut writes, j)?;
                 // SAFETY: the peer's write of iteration i landed (its last
                 // byte is there) and it writes nothing more until we answer.
                 unsafe { self.check_tagged(self.dst_off(0, size), size, i, prev, &mut found) };
                 if mem {
-                    self.reap(K_WRITE, &mut writes, "an RDMA Write's completion")?;
+                    self.reap(K_WRITE, &mut writes, j, "an RDMA Write's completion")?;
                 }
             }
             let s = i % ring;
             while writes >= ring {
-                self.next_of(K_WRITE, "an RDMA Write's completion")?;
-                writes -= 1;
+                let d = self.next_of(K_WRITE, "an RDMA Write's completion")?;
+                writes = left(j, d);
             }
             // SAFETY: the write from source slot s (iteration i - ring)
             // completed: fewer than `ring` writes are in flight and they
             // complete in order.
             unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, true) };
+            let flags = self.req_flags(j, count, ring);
             let t0 = Instant::now();
-            ep.post_write(
+            ep.post_write_flags(
                 self.data.triplet(self.src_off(s, size), size),
                 self.peer_dst(0, size),
                 ck(K_WRITE, j),
+                flags,
             )?;
             writes += 1;
             if active {
-                prev = arrive(prev, &mut writes)?;
+                prev = arrive(prev, &mut writes, j + 1)?;
                 times.push(t0.elapsed().as_nanos() as u64 / 2);
                 // SAFETY: as above.
                 unsafe { self.check_tagged(self.dst_off(0, size), size, i, prev, &mut found) };
                 if mem {
-                    self.reap(K_WRITE, &mut writes, "an RDMA Write's completion")?;
+                    self.reap(K_WRITE, &mut writes, j + 1, "an RDMA Write's completion")?;
                 }
             }
         }
@@ -219,8 +225,8 @@ impl Session<'_> {
         // (acknowledged later) are not part of it.
         let secs = start.elapsed().as_secs_f64();
         while writes > 0 {
-            self.next_of(K_WRITE, "an RDMA Write's completion")?;
-            writes -= 1;
+            let d = self.next_of(K_WRITE, "an RDMA Write's completion")?;
+            writes = left(count, d);
         }
         Ok((secs, found))
     }

@@ -47,6 +47,13 @@ fn kind_of(c: u64) -> u64 {
 fn idx_of(c: u64) -> u64 {
     c & IDX_MASK
 }
+/// Of the batch's first `posted` requests, how many are outstanding once
+/// the completion `d` (of one of them) arrived: requests complete in
+/// order, so every earlier one (suppressed or not) is done too.
+fn left(posted: u64, d: DtoCompletion) -> u64 {
+    posted.saturating_sub(idx_of(d.cookie) + 1)
+}
+
 fn kind_name(k: u64) -> &'static str {
     match k {
         K_CTL_SEND => "control Send",
@@ -540,16 +547,32 @@ impl<'a> Session<'a> {
     }
 
     /// `--wait mem`: reaps the request completions (of `kind`) that are
-    /// already there, without waiting; counts them off `n`.
-    fn reap(&self, kind: u64, n: &mut u64, what: &str) -> Result<(), Error> {
+    /// already there, without waiting; `n` becomes what is outstanding of
+    /// the batch's first `posted` requests.
+    fn reap(&self, kind: u64, n: &mut u64, posted: u64, what: &str) -> Result<(), Error> {
         while *n > 0 {
             match self.try_next(what)? {
-                Some(d) if kind_of(d.cookie) == kind => *n -= 1,
+                Some(d) if kind_of(d.cookie) == kind => *n = left(posted, d),
                 Some(d) => return Err(unexpected(d, what)),
                 None => break,
             }
         }
         Ok(())
+    }
+
+    /// Latency tests: the completion flags of the batch's request `j` (of
+    /// `count`). perftest's selective signalling: one in `--cq-mod` asks
+    /// for its completion, and at least one in `ring` (the source slots,
+    /// reused once their request completed) and the batch's last; the
+    /// others are suppressed. A completion then stands for every earlier
+    /// request of its queue too (`left`).
+    fn req_flags(&self, j: u64, count: u64, ring: u64) -> DAT_COMPLETION_FLAGS {
+        let m = u64::from(self.p.cq_mod).min(ring).max(1);
+        if (j + 1) % m == 0 || j + 1 == count {
+            DAT_COMPLETION_DEFAULT_FLAG
+        } else {
+            DAT_COMPLETION_SUPPRESS_FLAG
+        }
     }
 
     /// The last byte of the end flag in our flag page.

@@ -295,7 +295,7 @@ impl Session<'_> {
                 let d = self.next("the client's message")?;
                 match kind_of(d.cookie) {
                     K_RECV => break d,
-                    K_SEND => sends -= 1,
+                    K_SEND => sends = left(received, d),
                     _ => return Err(unexpected(d, "the client's message")),
                 }
             };
@@ -325,27 +325,30 @@ impl Session<'_> {
             received += 1;
             post_next(&mut posted)?;
             if lat {
+                // (`sends`: outstanding of the i - first Sends posted.)
+                let j = i - first;
                 if mem {
-                    self.reap(K_SEND, &mut sends, "a Send's completion")?;
+                    self.reap(K_SEND, &mut sends, j, "a Send's completion")?;
                 }
                 while sends >= ring {
-                    self.next_of(K_SEND, "a Send's completion")?;
-                    sends -= 1;
+                    let d = self.next_of(K_SEND, "a Send's completion")?;
+                    sends = left(j, d);
                 }
                 let s = i % ring;
                 // SAFETY: the Send from source slot s (iteration i - ring)
                 // completed: fewer than `ring` in flight, completed in order.
                 unsafe { self.put_payload(&self.data, self.src_off(s, size), size, i, mem) };
-                ep.post_send(
+                ep.post_send_flags(
                     self.data.triplet(self.src_off(s, size), size),
-                    ck(K_SEND, i - first),
+                    ck(K_SEND, j),
+                    self.req_flags(j, count, ring),
                 )?;
                 sends += 1;
             }
         }
         while sends > 0 {
-            self.next_of(K_SEND, "a Send's completion")?;
-            sends -= 1;
+            let d = self.next_of(K_SEND, "a Send's completion")?;
+            sends = left(count, d);
         }
         Ok(found)
     }
