@@ -937,12 +937,14 @@ impl EpEvd for Evd {
         Evd::sharing_ok(self, flags, queue)
     }
 
-    fn fill(&self) {
-        Evd::fill(self);
-    }
-
     fn post_after_completions(&self, ev: Event, notify: bool) {
         Evd::post_after_completions(self, ev, notify);
+    }
+}
+
+impl crate::object::srq::Feeder for Evd {
+    fn fill(&self) {
+        Evd::fill(self);
     }
 }
 

@@ -5,13 +5,14 @@
 //! SRQ receives carry a [`Credit::Srq`] that the EVD releases.
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::{DatError, Input, Result, Sub, Type};
 use crate::handle::{self, Handle, HandleType, Ref};
 use crate::object::ia::{self, Ia};
 use crate::object::segment::{key_fault, sgl, Segment, MAX_IOV};
 use crate::object::{lock, Object, Pz};
+use crate::sync::lock_anyway;
 use crate::transport::api::{DeviceError, PostError, RecvWr, Sge, SharedReceiveQueue};
 
 /// `DAT_SRQ_PARAM` as the core sees it.
@@ -47,6 +48,17 @@ pub struct Srq {
     /// Posted and not yet dequeued.
     outstanding: AtomicI32,
     state: Mutex<State>,
+    /// The receive EVDs of the EPs on this SRQ (`Feeder`).
+    feeders: Mutex<Vec<Weak<dyn Feeder>>>,
+}
+
+/// The receive EVD of an EP on an SRQ. A device tells that a receive was
+/// consumed only through its CQ: `dat_srq_query` moves what the CQs hold
+/// into the EVDs first, so that `available_dto_count` drops on arrival
+/// (SQQ_01), not when the consumer polls.
+pub(crate) trait Feeder: Send + Sync {
+    /// Moves completions from the CQ into the event queue.
+    fn fill(&self);
 }
 
 impl handle::Kind for Srq {
@@ -98,6 +110,7 @@ impl Srq {
             max_recv_iov,
             srq,
             outstanding: AtomicI32::new(0),
+            feeders: Mutex::default(),
             state: Mutex::new(State {
                 max_recv_dtos,
                 freed: false,
@@ -174,10 +187,28 @@ impl Srq {
         }
     }
 
+    /// An EP on this SRQ has `evd` as its receive EVD.
+    pub(crate) fn fed_by(&self, evd: &Arc<dyn Feeder>) {
+        let mut f = lock_anyway(&self.feeders);
+        f.retain(|w| w.strong_count() > 0);
+        let w = Arc::downgrade(evd);
+        if !f.iter().any(|x| x.ptr_eq(&w)) {
+            f.push(w);
+        }
+    }
+
     /// `dat_srq_query`.
     pub fn query(&self, mask: u64) -> Result<SrqParams> {
         if mask & !SRQ_FIELD_ALL != 0 {
             return Err(DatError::invalid(Input::SrqParamMask));
+        }
+        drop(self.live()?);
+        let feeders: Vec<_> = lock_anyway(&self.feeders)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for f in feeders {
+            f.fill();
         }
         let s = self.live()?;
         Ok(SrqParams {

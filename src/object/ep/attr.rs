@@ -381,6 +381,7 @@ impl Ep {
         if let Some(s) = &i.srq {
             st.add_use(s.handle);
         }
+        Self::feed_srq(&i);
         if let Some(qp) = &i.qp {
             // A live queue pair keeps feeding its CQs: re-attach its streams.
             self.attach_streams(&i, qp.num());

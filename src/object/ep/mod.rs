@@ -46,7 +46,7 @@ pub(crate) enum WorkQueue {
 /// An EVD as an endpoint uses it (implemented by the EVD, which knows
 /// endpoints: the EP knows its EVDs only through this): the CQ its queue
 /// pair feeds, the streams feeding it, and the events the EP queues itself.
-pub(crate) trait EpEvd: Send + Sync {
+pub(crate) trait EpEvd: crate::object::srq::Feeder {
     /// Its handle.
     fn handle(&self) -> Handle;
     /// Its transport CQ (EVDs with DTO or RMR-bind flags).
@@ -61,8 +61,6 @@ pub(crate) trait EpEvd: Send + Sync {
     fn clear_stream_flags(&self, ep: Handle, queue: WorkQueue);
     /// Whether a new stream with `flags` may join.
     fn sharing_ok(&self, flags: u32, queue: WorkQueue) -> bool;
-    /// Moves completions from the CQ into the event queue.
-    fn fill(&self);
     /// Queues an event behind the completions already in the CQ.
     fn post_after_completions(&self, ev: Event, notify: bool);
 }
@@ -412,8 +410,17 @@ impl Ep {
         if let Some(s) = &i.srq {
             st.add_use(s.handle);
         }
+        Self::feed_srq(&i);
         drop(i);
         self.stream_flags_changed();
+    }
+
+    /// Tells the SRQ (if any) where its receives complete (`Srq::query`).
+    fn feed_srq(i: &Inner) {
+        if let (Some(s), Some(e)) = (&i.srq, &i.recv_evd) {
+            let e: Arc<dyn crate::object::srq::Feeder> = e.clone();
+            s.fed_by(&e);
+        }
     }
 
     fn drop_uses(i: &Inner, st: &mut ia::IaState) {
