@@ -319,7 +319,7 @@ TEST(CRA_10_accept_after_client_timeout)
         r = dat_cr_accept(cr, ep, 0, NULL);
         fprintf(stderr, "    (late dat_cr_accept: 0x%08x)\n", (unsigned)r);
         if (r == DAT_SUCCESS) {
-            EXPECT_CONN(p.conn_evd, DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR, ep);
+            EXPECT_LATE_ACCEPT_ENDS(p.ia, p.conn_evd, ep, 30 * US);
             CHECK_STATE(ep, DAT_EP_STATE_DISCONNECTED);
             EXPECT_DTO_SET(p.recv_evd, ep, 1, 2, DAT_DTO_ERR_FLUSHED);
         } else {

@@ -266,6 +266,37 @@ static inline DAT_EVENT_NUMBER conn_any_(const char *file, int line, DAT_EVD_HAN
               (int)(sizeof((const DAT_EVENT_NUMBER[]){__VA_ARGS__}) / sizeof(DAT_EVENT_NUMBER)), \
               NULL)
 
+/*
+ * The passive side accepted (dat_cr_accept succeeded) a request whose
+ * active side had already given up (its connect timed out): the accept ends
+ * in ACCEPT_COMPLETION_ERROR. On an iWARP device over verbs (the IA's
+ * "link" attribute) the kernel's connection manager keeps the active side's
+ * connection until its MPA exchange ends, so the accept may reach
+ * ESTABLISHED; the connection must then end, DISCONNECTED or BROKEN, within
+ * `us` (docs/verbs.md, "What differs per device"). Returns 1 if it ended.
+ */
+static inline int late_accept_ends_(const char *file, int line, DAT_IA_HANDLE ia,
+                                    DAT_EVD_HANDLE evd, DAT_EP_HANDLE ep, DAT_TIMEOUT us)
+{
+    DAT_EVENT_NUMBER got;
+    if (!pair_ia_says(ia, "link", "iWARP"))
+        return conn_ev_(file, line, evd, DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR, ep,
+                        WAIT_US, NULL);
+    got = conn_any_(file, line, evd, ep, WAIT_US,
+                    (const DAT_EVENT_NUMBER[]){DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR,
+                                               DAT_CONNECTION_EVENT_ESTABLISHED},
+                    2, NULL);
+    if (got != DAT_CONNECTION_EVENT_ESTABLISHED)
+        return got != 0;
+    fprintf(stderr, "    (iWARP: the late accept was ESTABLISHED; waiting for its end)\n");
+    return conn_any_(file, line, evd, ep, us,
+                     (const DAT_EVENT_NUMBER[]){DAT_CONNECTION_EVENT_DISCONNECTED,
+                                                DAT_CONNECTION_EVENT_BROKEN},
+                     2, NULL) != 0;
+}
+#define EXPECT_LATE_ACCEPT_ENDS(ia, evd, ep, us)                               \
+    late_accept_ends_(__FILE__, __LINE__, (ia), (evd), (ep), (us))
+
 /* Waits for a CR arrival event on evd; returns the CR (NULL on failure). */
 static inline DAT_CR_HANDLE wait_cr_(const char *file, int line, DAT_EVD_HANDLE evd,
                                      DAT_EVENT *out, DAT_TIMEOUT us)
