@@ -83,6 +83,9 @@ pub struct VerbsDevice {
     /// Whether the device resizes CQs (siw does not): if not, CQs are
     /// made deep enough from the start (cq.rs).
     pub(super) cq_resizable: bool,
+    /// Whether the device resizes SRQs (siw does not): if not, SRQs are
+    /// made deep enough from the start (srq.rs).
+    pub(super) srq_resizable: bool,
     address: SocketAddr,
     caps: Capabilities,
     attributes: Vec<(&'static str, String)>,
@@ -182,7 +185,11 @@ impl VerbsDevice {
                 && (*ctx).ops.bind_mw.is_some();
             let has_srq = attr.max_srq > 0 && (*ctx).ops.post_srq_recv.is_some();
             let caps = capabilities(&attr, &pattr, iwarp, has_mw, has_srq);
+            if attr.vendor_id == SIW_VENDOR_ID {
+                guard_siw_key(lib, ctx);
+            }
             let cq_resizable = probe_cq_resize(lib, ctx);
+            let srq_resizable = has_srq && probe_srq_resize(lib, ctx);
             let fw = std::ffi::CStr::from_ptr(attr.fw_ver.as_ptr())
                 .to_string_lossy()
                 .into_owned();
@@ -222,6 +229,7 @@ impl VerbsDevice {
                 port,
                 iwarp,
                 cq_resizable,
+                srq_resizable,
                 address,
                 caps,
                 attributes,
@@ -395,6 +403,68 @@ unsafe fn probe_cq_resize(lib: &Lib, ctx: *mut ibv_context) -> bool {
         }
         let ok = (lib.ibv_resize_cq)(cq, 64) == 0;
         (lib.ibv_destroy_cq)(cq);
+        ok
+    }
+}
+
+/// siw's vendor id ("bmt").
+const SIW_VENDOR_ID: u32 = 0x0062_6d74;
+
+/// siw's ABI takes the mapping key 0x90000 (`SIW_INVAL_UOBJ_KEY`, page
+/// 144 of the context's mapping space) for "no mapping": rdma-core refuses
+/// any CQ, queue pair or SRQ whose queue the kernel maps there, and the
+/// kernel, which hands out the first free pages, maps the next one there
+/// again. So once a process's live queues fill 144 pages (19 queue pairs
+/// beside two CQs of 4,096 entries: `E2E_CONN_07`), siw creates nothing
+/// more. A CQ of 32,768 entries (1 MiB) made first, kept for the life of
+/// the context (rdma_cm keeps it open to the end of the process), holds
+/// pages 0-256; nothing else can land on page 144. Once per context.
+///
+/// # Safety
+/// `ctx` is an open device context.
+unsafe fn guard_siw_key(lib: &Lib, ctx: *mut ibv_context) {
+    static GUARDED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    let mut g = lock_anyway(&GUARDED);
+    if g.contains(&(ctx as usize)) {
+        return;
+    }
+    // SAFETY: the caller's context; the CQ is never destroyed (it lives
+    // as long as the context).
+    let cq =
+        unsafe { (lib.ibv_create_cq)(ctx, 32768, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+    if cq.is_null() {
+        tracing::debug!("verbs: siw: the guard CQ could not be made");
+        return;
+    }
+    g.push(ctx as usize);
+}
+
+/// Whether the device grows an SRQ (`ibv_modify_srq` with
+/// `IBV_SRQ_MAX_WR`): tried once on a scratch SRQ when the device opens.
+///
+/// # Safety
+/// `ctx` is an open device context.
+unsafe fn probe_srq_resize(lib: &Lib, ctx: *mut ibv_context) -> bool {
+    // SAFETY: the caller's context; the PD and SRQ are made and destroyed
+    // here; every result is checked before use.
+    unsafe {
+        let pd = (lib.ibv_alloc_pd)(ctx);
+        if pd.is_null() {
+            return false;
+        }
+        let mut a: ibv_srq_init_attr = std::mem::zeroed();
+        a.attr.max_wr = 1;
+        a.attr.max_sge = 1;
+        let srq = (lib.ibv_create_srq)(pd, &mut a);
+        let ok = !srq.is_null() && {
+            let mut m: ibv_srq_attr = std::mem::zeroed();
+            m.max_wr = a.attr.max_wr + 64;
+            (lib.ibv_modify_srq)(srq, &mut m, IBV_SRQ_MAX_WR as i32) == 0
+        };
+        if !srq.is_null() {
+            (lib.ibv_destroy_srq)(srq);
+        }
+        (lib.ibv_dealloc_pd)(pd);
         ok
     }
 }

@@ -131,6 +131,12 @@ impl VerbsQp {
                 qp = (dev.lib.ibv_create_qp)(pd, &mut ia);
             }
             if qp.is_null() {
+                tracing::debug!(
+                    errno = %crate::transport::verbs::errno(),
+                    send_wr = ia.cap.max_send_wr,
+                    recv_wr = ia.cap.max_recv_wr,
+                    "verbs: ibv_create_qp failed"
+                );
                 return Err(DeviceError::Resources);
             }
             (qp, ia.cap)

@@ -20,6 +20,10 @@ pub struct VerbsSrq {
 unsafe impl Send for VerbsSrq {}
 unsafe impl Sync for VerbsSrq {}
 
+/// The least depth of an SRQ on a device that cannot resize SRQs (as for
+/// CQs, cq.rs).
+const UNRESIZABLE_SRQ_DEPTH: u32 = 4096;
+
 impl VerbsSrq {
     pub(super) fn create(
         dev: Arc<VerbsDevice>,
@@ -33,7 +37,15 @@ impl VerbsSrq {
         // SAFETY: all-zero is a valid init attr; `pd` is live.
         let (srq, actual) = unsafe {
             let mut a: ibv_srq_init_attr = std::mem::zeroed();
-            a.attr.max_wr = depth.clamp(1, caps.max_srq_wr.max(1));
+            // The DAT layer keeps the SRQ's limit itself and grows the
+            // device's SRQ only when asked for more: where the device
+            // cannot grow one (siw), it is made deep from the start.
+            let floor = if dev.srq_resizable {
+                1
+            } else {
+                UNRESIZABLE_SRQ_DEPTH
+            };
+            a.attr.max_wr = depth.max(floor).clamp(1, caps.max_srq_wr.max(1));
             a.attr.max_sge = max_sge.clamp(1, caps.max_sge.max(1));
             let srq = (dev.lib.ibv_create_srq)(pd, &mut a);
             if srq.is_null() {
