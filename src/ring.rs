@@ -44,7 +44,16 @@ impl<T: Copy> SeqRing<T> {
     /// Makes entry `tail` fit beside the live entries `head..tail` (call
     /// before writing it). Never allocates; false if the ring is at its
     /// largest and full.
+    #[inline]
     pub fn make_room(&mut self, head: u64, tail: u64) -> bool {
+        if ((tail - head) as usize) < self.slots.len() {
+            return true;
+        }
+        self.grow(head, tail)
+    }
+
+    #[cold]
+    fn grow(&mut self, head: u64, tail: u64) -> bool {
         let live = tail - head;
         while live as usize >= self.slots.len() {
             let old = self.slots.len();

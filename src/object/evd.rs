@@ -141,7 +141,12 @@ pub struct Evd {
     waiters: Notifier,
     /// The transport CQ of an EVD with DTO or RMR-bind flags.
     cq: Option<Arc<dyn CompletionQueue>>,
+    /// The CQ needs no progress calls (`CompletionQueue::passive`).
+    cq_passive: bool,
 }
+
+/// Completions taken from a CQ in one call.
+const TAKE_BATCH: usize = 16;
 
 fn invalid() -> DatError {
     DatError::handle(Sub::Handle1)
@@ -216,6 +221,7 @@ impl Evd {
             }),
             seq: AtomicU64::new(0),
             waiters: Notifier::new(),
+            cq_passive: cq.as_ref().is_some_and(|c| c.passive()),
             cq,
         });
         evd.hook_cno(cno.is_some());
@@ -228,6 +234,7 @@ impl Evd {
         Ok(evd)
     }
 
+    #[inline]
     fn live_queue(&self) -> Result<MutexGuard<'_, Queue>> {
         let q = lock(&self.q)?;
         if q.dead {
@@ -365,6 +372,27 @@ impl Evd {
     /// Unless the transport has data to move (`CompletionQueue::busy`):
     /// then a poll comes first, as for an empty queue.
     pub fn dequeue(&self) -> Result<Event> {
+        if let Some(cq) = self.cq.as_ref().filter(|_| self.cq_passive) {
+            // No engine to run: one look under the lock, polling the CQ
+            // only when nothing is queued.
+            let ev = {
+                let mut q = self.live_queue()?;
+                if q.broken {
+                    return Err(ia::invalid_state());
+                }
+                if q.waiter {
+                    return Err(DatError::state(Sub::EvdWaiter));
+                }
+                if q.events.is_empty() {
+                    let mut wcs = [Wc::BLANK; TAKE_BATCH];
+                    let mut got = 0;
+                    while self.take_step(cq.as_ref(), &mut q, &mut wcs, &mut got) {}
+                }
+                q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))?
+            };
+            release(&ev);
+            return Ok(ev);
+        }
         {
             let mut q = self.live_queue()?;
             if q.broken {
@@ -567,69 +595,89 @@ impl Evd {
         cq: &Arc<dyn CompletionQueue>,
         last: impl FnOnce(&mut Queue) -> T,
     ) -> Option<T> {
-        let mut wcs = [Wc::BLANK; 16];
+        let mut wcs = [Wc::BLANK; TAKE_BATCH];
         let mut got = 0;
-        cq.progress();
+        if !self.cq_passive {
+            cq.progress();
+        }
         let out = loop {
             let mut guard = lock_anyway(&self.q);
             let q = &mut *guard;
             if q.dead {
                 break None;
             }
-            let room = q.qlen.saturating_sub(q.events.len()).min(wcs.len());
-            let n = cq.take(&mut wcs[..room]);
-            got += n;
-            // (No `changed()`: a waiter on an EVD with a CQ fills and looks
-            // at the queue itself; only waiters without one read `seq`.)
-            for wc in &wcs[..n] {
-                let Some(s) = q.streams.get(&wc.qp) else {
-                    continue;
-                };
-                let queue = if wc.op == WcOp::Recv {
-                    WorkQueue::Receive
-                } else {
-                    WorkQueue::Request
-                };
-                let attached = match queue {
-                    WorkQueue::Receive => s.recv,
-                    WorkQueue::Request => s.request,
-                };
-                if !attached {
-                    continue;
-                }
-                if let Some((mut ev, notify)) = s.ep.translate(wc, queue) {
-                    ev.evd = self.handle;
-                    if q.events.len() < q.qlen {
-                        q.events.push_back(ev);
-                        if notify {
-                            q.notified = q.notified.wrapping_add(1);
-                        }
-                    }
-                }
-            }
-            let more = room > 0 && n == room;
-            if more {
-                continue;
-            }
-            // Deferred events go behind every completion in the CQ (a
-            // completion pushed since the take came before them: whoever
-            // queued one saw the completions of the requests before it).
-            if q.deferred.is_empty() || !cq.has_completions() {
-                while q.events.len() < q.qlen {
-                    let Some(mut ev) = q.deferred.pop_front() else {
-                        break;
-                    };
-                    ev.evd = self.handle;
-                    q.events.push_back(ev);
-                    q.notified = q.notified.wrapping_add(1);
-                }
-            } else if room > 0 {
+            if self.take_step(cq.as_ref(), q, &mut wcs, &mut got) {
                 continue;
             }
             break Some(last(q));
         };
-        cq.polled(got);
+        if !self.cq_passive {
+            cq.polled(got);
+        }
         out
+    }
+
+    /// One step of moving completions into the queue (its lock held): what
+    /// fits of the CQ's, at most a batch, each translated into an event;
+    /// then, once the CQ is empty, the deferred events. True if another
+    /// step is needed (the CQ may hold more); `got` counts what was taken.
+    fn take_step(
+        &self,
+        cq: &dyn CompletionQueue,
+        q: &mut Queue,
+        wcs: &mut [Wc],
+        got: &mut usize,
+    ) -> bool {
+        let room = q.qlen.saturating_sub(q.events.len()).min(wcs.len());
+        let n = cq.take(&mut wcs[..room]);
+        *got += n;
+        // (No `changed()`: a waiter on an EVD with a CQ fills and looks at
+        // the queue itself; only waiters without one read `seq`.)
+        for wc in &wcs[..n] {
+            let Some(s) = q.streams.get(&wc.qp) else {
+                continue;
+            };
+            let queue = if wc.op == WcOp::Recv {
+                WorkQueue::Receive
+            } else {
+                WorkQueue::Request
+            };
+            let attached = match queue {
+                WorkQueue::Receive => s.recv,
+                WorkQueue::Request => s.request,
+            };
+            if !attached {
+                continue;
+            }
+            if let Some((mut ev, notify)) = s.ep.translate(wc, queue) {
+                ev.evd = self.handle;
+                if q.events.len() < q.qlen {
+                    q.events.push_back(ev);
+                    if notify {
+                        q.notified = q.notified.wrapping_add(1);
+                    }
+                }
+            }
+        }
+        if room > 0 && n == room {
+            return true;
+        }
+        // Deferred events go behind every completion in the CQ (a
+        // completion pushed since the take came before them: whoever
+        // queued one saw the completions of the requests before it).
+        if q.deferred.is_empty() || !cq.has_completions() {
+            while q.events.len() < q.qlen {
+                let Some(mut ev) = q.deferred.pop_front() else {
+                    break;
+                };
+                ev.evd = self.handle;
+                q.events.push_back(ev);
+                q.notified = q.notified.wrapping_add(1);
+            }
+            false
+        } else {
+            room > 0
+        }
     }
 
     /// Queues a provider event behind the completions already in the CQ
@@ -987,6 +1035,7 @@ impl AsyncSink for Evd {
 }
 
 /// Gives back the DTO slot a dequeued event held.
+#[inline]
 fn release(ev: &Event) {
     let (h, queue) = match ev.credit {
         Credit::None => return,
@@ -1007,6 +1056,7 @@ fn release(ev: &Event) {
 /// Looks up an EVD by handle, `DAT_INVALID_HANDLE` otherwise. Lock-free; a
 /// freed EVD's handle is retired before the EVD dies, and each operation
 /// re-checks under its own queue lock.
+#[inline]
 pub fn lookup(addr: usize) -> Result<Ref<Evd>> {
     handle::get::<Evd>(addr).ok_or_else(invalid)
 }

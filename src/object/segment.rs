@@ -35,6 +35,7 @@ pub fn key_fault(f: KeyFault, input: Input) -> DatError {
 
 /// The scatter/gather list of an IOV, on the stack: zero-length segments
 /// are left out (their other fields are ignored, §3.6).
+#[inline]
 pub(crate) fn sgl(iov: &[Segment], buf: &mut [Sge; MAX_IOV]) -> Result<(usize, u64)> {
     let mut n = 0;
     let mut total: u64 = 0;

@@ -292,6 +292,14 @@ pub trait CompletionQueue: Send + Sync {
         n
     }
 
+    /// True if [`CompletionQueue::progress`] and [`CompletionQueue::polled`]
+    /// do nothing and [`CompletionQueue::busy`] is always false: the device
+    /// moves the data itself (verbs). A consumer may then take completions
+    /// under its own lock without the other two steps. Asked once.
+    fn passive(&self) -> bool {
+        false
+    }
+
     /// The first part of [`CompletionQueue::poll`]: drives the engines of
     /// the queue pairs feeding the queue. Call it with no lock held (the
     /// engines report connection events to the DAT layer).

@@ -465,6 +465,7 @@ impl Ep {
         }
     }
 
+    #[inline]
     fn inner(&self) -> Result<MutexGuard<'_, Inner>> {
         let i = lock(&self.inner)?;
         if i.freed {
@@ -550,10 +551,16 @@ impl Ep {
     // ───────────────────────── queue pair and streams ─────────────────────────
 
     /// The queue pair, built on first need from the current configuration.
+    #[inline]
     fn ensure_qp(&self, i: &mut Inner) -> Result<Arc<dyn QueuePair>> {
         if let Some(q) = &i.qp {
             return Ok(q.clone());
         }
+        self.build_qp(i)
+    }
+
+    #[cold]
+    fn build_qp(&self, i: &mut Inner) -> Result<Arc<dyn QueuePair>> {
         let pz = i.pz.clone().ok_or(DatError::state(Sub::EpNotReady))?;
         let dev = &self.ia.dev;
         let has_sink = &self.has_sink;
@@ -703,6 +710,7 @@ impl Ep {
 }
 
 /// Looks up a live EP, `DAT_INVALID_HANDLE/EP` otherwise. Lock-free.
+#[inline]
 pub fn lookup(addr: usize) -> Result<Ref<Ep>> {
     handle::expect::<Ep>(addr, Sub::HandleEp)
 }

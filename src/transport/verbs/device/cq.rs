@@ -240,6 +240,10 @@ pub(super) fn status_of(s: ibv_wc_status) -> WcStatus {
 }
 
 impl CompletionQueue for VerbsCq {
+    fn passive(&self) -> bool {
+        true
+    }
+
     fn progress(&self) {}
 
     fn take(&self, out: &mut [Wc]) -> usize {
