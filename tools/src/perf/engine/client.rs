@@ -88,7 +88,16 @@ impl Session<'_> {
                 }
             }
             if mem {
-                self.reap(K_SEND, &mut sends, j + 1, "a Send's completion")?;
+                self.reap(
+                    K_SEND,
+                    &mut sends,
+                    Window {
+                        posted: j + 1,
+                        count,
+                        ring,
+                    },
+                    "a Send's completion",
+                )?;
                 continue;
             }
             times.push(t0.elapsed().as_nanos() as u64 / 2);
@@ -190,7 +199,16 @@ impl Session<'_> {
                 // byte is there) and it writes nothing more until we answer.
                 unsafe { self.check_tagged(self.dst_off(0, size), size, i, prev, &mut found) };
                 if mem {
-                    self.reap(K_WRITE, &mut writes, j, "an RDMA Write's completion")?;
+                    self.reap(
+                        K_WRITE,
+                        &mut writes,
+                        Window {
+                            posted: j,
+                            count,
+                            ring,
+                        },
+                        "an RDMA Write's completion",
+                    )?;
                 }
             }
             let s = i % ring;
@@ -217,7 +235,16 @@ impl Session<'_> {
                 // SAFETY: as above.
                 unsafe { self.check_tagged(self.dst_off(0, size), size, i, prev, &mut found) };
                 if mem {
-                    self.reap(K_WRITE, &mut writes, j + 1, "an RDMA Write's completion")?;
+                    self.reap(
+                        K_WRITE,
+                        &mut writes,
+                        Window {
+                            posted: j + 1,
+                            count,
+                            ring,
+                        },
+                        "an RDMA Write's completion",
+                    )?;
                 }
             }
         }

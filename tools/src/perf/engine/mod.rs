@@ -47,6 +47,15 @@ fn kind_of(c: u64) -> u64 {
 fn idx_of(c: u64) -> u64 {
     c & IDX_MASK
 }
+/// A batch's requests so far, for `Session::reap`: `posted` of `count`,
+/// their source slots reused every `ring`.
+#[derive(Clone, Copy)]
+struct Window {
+    posted: u64,
+    count: u64,
+    ring: u64,
+}
+
 /// Of the batch's first `posted` requests, how many are outstanding once
 /// the completion `d` (of one of them) arrived: requests complete in
 /// order, so every earlier one (suppressed or not) is done too.
@@ -549,10 +558,13 @@ impl<'a> Session<'a> {
     /// `--wait mem`: reaps the request completions (of `kind`) that are
     /// already there, without waiting; `n` becomes what is outstanding of
     /// the batch's first `posted` requests.
-    fn reap(&self, kind: u64, n: &mut u64, posted: u64, what: &str) -> Result<(), Error> {
-        while *n > 0 {
+    /// Only while one of the outstanding requests asked for its
+    /// completion (`req_flags`): perftest, too, polls its send CQ only
+    /// after a signalled post.
+    fn reap(&self, kind: u64, n: &mut u64, w: Window, what: &str) -> Result<(), Error> {
+        while *n > 0 && self.signalled_outstanding(*n, w) {
             match self.try_next(what)? {
-                Some(d) if kind_of(d.cookie) == kind => *n = left(posted, d),
+                Some(d) if kind_of(d.cookie) == kind => *n = left(w.posted, d),
                 Some(d) => return Err(unexpected(d, what)),
                 None => break,
             }
@@ -567,12 +579,28 @@ impl<'a> Session<'a> {
     /// others are suppressed. A completion then stands for every earlier
     /// request of its queue too (`left`).
     fn req_flags(&self, j: u64, count: u64, ring: u64) -> DAT_COMPLETION_FLAGS {
-        let m = u64::from(self.p.cq_mod).min(ring).max(1);
-        if (j + 1) % m == 0 || j + 1 == count {
+        if self.signalled(j, count, ring) {
             DAT_COMPLETION_DEFAULT_FLAG
         } else {
             DAT_COMPLETION_SUPPRESS_FLAG
         }
+    }
+
+    fn signal_every(&self, ring: u64) -> u64 {
+        u64::from(self.p.cq_mod).min(ring).max(1)
+    }
+
+    /// Whether the batch's request `j` asks for its completion.
+    fn signalled(&self, j: u64, count: u64, ring: u64) -> bool {
+        (j + 1) % self.signal_every(ring) == 0 || j + 1 == count
+    }
+
+    /// Whether one of the last `n` of the `w.posted` requests asked for
+    /// its completion.
+    fn signalled_outstanding(&self, n: u64, w: Window) -> bool {
+        let m = self.signal_every(w.ring);
+        let first = w.posted.saturating_sub(n);
+        (n > 0 && w.posted == w.count) || w.posted / m > first / m
     }
 
     /// The last byte of the end flag in our flag page.

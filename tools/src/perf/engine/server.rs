@@ -328,7 +328,16 @@ impl Session<'_> {
                 // (`sends`: outstanding of the i - first Sends posted.)
                 let j = i - first;
                 if mem {
-                    self.reap(K_SEND, &mut sends, j, "a Send's completion")?;
+                    self.reap(
+                        K_SEND,
+                        &mut sends,
+                        Window {
+                            posted: j,
+                            count,
+                            ring,
+                        },
+                        "a Send's completion",
+                    )?;
                 }
                 while sends >= ring {
                     let d = self.next_of(K_SEND, "a Send's completion")?;
