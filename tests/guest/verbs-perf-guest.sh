@@ -47,7 +47,7 @@ export DAT_OVERRIDE=/host/dat.conf
 # kernel TCP listener; rxe's rdma_cm listener has none to look at. dat-perf's
 # server says "waiting for a client".
 wait_listening() {  # port pid
-    if [ "${DEVICE#rxe}" != "$DEVICE" ]; then sleep 1; return; fi
+    if [ "${DEVICE#rxe}" != "$DEVICE" ]; then sleep 2; return; fi
     hex=$(printf '%04X' "$1") n=100
     while [ $n -gt 0 ] && ! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp; do
         kill -0 "$2" 2>/dev/null || return
