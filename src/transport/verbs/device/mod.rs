@@ -597,6 +597,27 @@ impl Device for VerbsDevice {
         self.reg(pd, addr, len, access)
     }
 
+    /// DAT's shared virtual memory must be memory other processes map
+    /// (`MAP_SHARED`), which `ibv_reg_mr` does not check (`LMC_13`).
+    fn register_shared(
+        &self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MemoryRegion, DeviceError> {
+        if len > 0 {
+            let need = crate::transport::soft::memcheck::Need {
+                write: access.contains(Access::LOCAL_WRITE)
+                    || access.contains(Access::REMOTE_WRITE),
+                shared: true,
+            };
+            crate::transport::soft::memcheck::check(addr, len, need)
+                .map_err(DeviceError::Memory)?;
+        }
+        self.reg(pd, addr, len, access)
+    }
+
     fn deregister(&self, mr: &MemoryRegion) -> Result<(), DeviceError> {
         let key = lock_anyway(&self.mrs)
             .remove(&mr.id)
