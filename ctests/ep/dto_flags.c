@@ -27,7 +27,7 @@ TEST(E2E_DTO_S32_error_status_breaks_and_flushes_later_dtos)
         CHECK_OK(recv1(p.ep, &m, 4096, 4096, 0xB, 0));
         CHECK_OK(recv1(p.ep, &m, 8192, 4096, 0xC, 0));
         PSYNC(&p, 'r');
-        EXPECT_DTO(p.recv_evd, p.ep, 0xA, DAT_DTO_ERR_LOCAL_LENGTH, LEN_ANY);
+        EXPECT_DTO(p.recv_evd, p.ep, 0xA, too_short_status(p.ia), LEN_ANY);
         /* the connection broke: the later receives are flushed, once each */
         EXPECT_DTO(p.recv_evd, p.ep, 0xB, DAT_DTO_ERR_FLUSHED, LEN_ANY);
         EXPECT_DTO(p.recv_evd, p.ep, 0xC, DAT_DTO_ERR_FLUSHED, LEN_ANY);
@@ -45,10 +45,16 @@ TEST(E2E_DTO_S32_error_status_breaks_and_flushes_later_dtos)
         CHECK_OK(send1(p.ep, &m, 0, 200, 1, 0));
         CHECK_OK(send1(p.ep, &m, 0, 10, 2, 0));
         CHECK_OK(send1(p.ep, &m, 0, 10, 3, 0));
-        /* the first fails; the ones behind it in the same direction fail too */
-        EXPECT_DTO(p.req_evd, p.ep, 1, ST_ANY_ERROR, LEN_ANY);
-        EXPECT_DTO(p.req_evd, p.ep, 2, ST_ANY_ERROR, LEN_ANY);
-        EXPECT_DTO(p.req_evd, p.ep, 3, ST_ANY_ERROR, LEN_ANY);
+        /* the first fails; the ones behind it in the same direction fail
+         * too. On iWARP a Send completes once the transport took it, so
+         * any of them may complete successfully before the receiver's
+         * length error breaks the connection (docs/verbs.md) */
+        {
+            int iwarp = pair_ia_says(p.ia, "link", "iWARP");
+            EXPECT_DTO(p.req_evd, p.ep, 1, iwarp ? ST_ANY : ST_ANY_ERROR, LEN_ANY);
+            EXPECT_DTO(p.req_evd, p.ep, 2, iwarp ? ST_ANY : ST_ANY_ERROR, LEN_ANY);
+            EXPECT_DTO(p.req_evd, p.ep, 3, iwarp ? ST_ANY : ST_ANY_ERROR, LEN_ANY);
+        }
         EXPECT_GONE(p.conn_evd, p.ep);
         EXPECT_NONE(p.req_evd);
         PSYNC(&p, 'd');
