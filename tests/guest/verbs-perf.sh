@@ -8,8 +8,9 @@
 # figure and ours (medians over the rounds), and the ratio, the median of
 # the rounds' own ratios (latency: ours / raw, lower is better; bandwidth:
 # ours / raw, higher is better). dat-perf signals one Send or RDMA Write in
-# 100 (--cq-mod, perftest's default) and its verbs transport posts small
-# ones inline, as perftest does. Latency is the median (perftest's
+# 100 (--cq-mod, perftest's default) and, on rxe, its verbs transport
+# posts small ones inline, as perftest does (not on iWARP: docs/verbs.md).
+# Latency is the median (perftest's
 # t_typical, dat-perf's t_median: half a round trip for send and write, one
 # RDMA Read for read); bandwidth in MB/s (10^6 bytes; perftest's MiB/s
 # converted). Under TCG the absolute numbers mean little; the ratios are the
