@@ -28,6 +28,22 @@ static DAT_LMR_HANDLE mk_lmr(struct pair *p, void *buf, DAT_VLEN len, DAT_LMR_CO
     return lmr;
 }
 
+/* Lowers the attributes to what the IA allows (siw reads into one
+ * segment: max_iov_segments_per_rdma_read 1). */
+static void fit_ia(DAT_EP_ATTR *a, DAT_IA_HANDLE ia)
+{
+    DAT_IA_ATTR ia_attr;
+    memset(&ia_attr, 0, sizeof(ia_attr));
+    if (dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL) != DAT_SUCCESS)
+        return;
+    if (ia_attr.max_iov_segments_per_rdma_read > 0 &&
+        a->max_rdma_read_iov > ia_attr.max_iov_segments_per_rdma_read)
+        a->max_rdma_read_iov = ia_attr.max_iov_segments_per_rdma_read;
+    if (ia_attr.max_iov_segments_per_rdma_write > 0 &&
+        a->max_rdma_write_iov > ia_attr.max_iov_segments_per_rdma_write)
+        a->max_rdma_write_iov = ia_attr.max_iov_segments_per_rdma_write;
+}
+
 static DAT_EP_ATTR rdma_attr(void)
 {
     DAT_EP_ATTR a;
@@ -54,6 +70,7 @@ TEST(E2E_SMOKE_send_write_read)
     DAT_EP_ATTR attr = rdma_attr();
     struct pair p;
     REQUIRE(pair_start(&p) == 0);
+    fit_ia(&attr, p.ia);
     static unsigned char buf[N], msg[256];
     DAT_LMR_CONTEXT lctx, mctx;
     DAT_RMR_CONTEXT rctx, mrctx;
@@ -139,6 +156,7 @@ TEST(CNW_01_dto_completion_not_yet_dequeued_is_pending)
     DAT_EP_ATTR attr = rdma_attr();
     struct pair p;
     REQUIRE(pair_start(&p) == 0);
+    fit_ia(&attr, p.ia);
     static unsigned char msg[64];
     DAT_LMR_CONTEXT mctx;
     DAT_RMR_CONTEXT mrctx;
