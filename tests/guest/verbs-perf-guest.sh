@@ -14,7 +14,9 @@
 #               (TCG's timing drifts from one run to the next)
 # dat-perf waits as perftest does: ib_write_lat spins on the last byte of
 # its buffer, dat-perf -t write --lat with --wait mem; ib_send_lat and
-# ib_read_lat poll the CQ, dat-perf with --wait poll (dat_evd_dequeue).
+# ib_read_lat poll the CQ, dat-perf with --wait poll (dat_evd_dequeue);
+# the target of ib_read_lat and ib_write_bw idles, dat-perf's sleeps in
+# dat_evd_wait (--peer sleep) instead of spinning beside the client.
 # Results, one line each, in perf.results:
 #   TEST SIZE raw|ours VALUE    (median latency in us, or bandwidth in MB/s,
 #                                MB = 10^6 bytes; VALUE "-" when it failed;
@@ -86,6 +88,8 @@ ours() {  # test size
     extra=
     [ "$mode" = --bw ] && extra="--depth $DEPTH"
     [ "$1" = write_lat ] && extra="--wait mem"
+    # perftest's server idles through ib_read_lat and ib_write_bw
+    case $1 in read_*|write_bw) extra="$extra --peer sleep" ;; esac
     timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port --no-progress > "$log.server" 2>&1 &
     spid=$!
     n=300

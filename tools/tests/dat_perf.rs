@@ -991,3 +991,78 @@ fn bench_progress_quick() {
         .count();
     assert_eq!(rows, 6 + 3 + 2 + 32 + 2, "{stdout}");
 }
+
+/// CPU ticks (user + system, all threads) of a running process.
+fn cpu_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    // Fields after the command's closing parenthesis; utime and stime
+    // are fields 14 and 15 of the whole line.
+    let rest = &s[s.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().expect("utime") + f[12].parse::<u64>().expect("stime")
+}
+
+/// The server's CPU ticks over one second in the middle of a long RDMA
+/// Read latency run with `--peer` `peer` (and the client's output).
+fn target_cpu(qual: u16, peer: &str) -> (u64, Output) {
+    let s = server(qual, &[], &[]);
+    let c = client(
+        qual,
+        &[
+            "-t",
+            "read",
+            "--lat",
+            "-s",
+            "8",
+            "--duration",
+            "2.5",
+            "--peer",
+            peer,
+            "-c",
+        ],
+        &[],
+    );
+    thread::sleep(Duration::from_millis(700));
+    let t0 = cpu_ticks(s.child.id());
+    thread::sleep(Duration::from_secs(1));
+    let t1 = cpu_ticks(s.child.id());
+    let c = c.finish(DEADLINE);
+    let s = s.finish(DEADLINE);
+    assert!(
+        c.status.success(),
+        "client failed: {}\n{}",
+        c.stderr,
+        c.stdout
+    );
+    assert!(s.status.success(), "server failed: {}", s.stderr);
+    (t1 - t0, c)
+}
+
+/// --peer sleep: the target of RDMA Reads waits in dat_evd_wait instead
+/// of spinning on dat_evd_dequeue as --peer wait with --wait poll does
+/// (perftest's ib_read_lat server is idle): it takes clearly less CPU.
+/// The data still checks out, and RDMA Write streams take it too.
+#[test]
+fn sleeping_peer_leaves_the_cpu_to_the_client() {
+    let (spin, _) = target_cpu(21400, "wait");
+    let (sleep, out) = target_cpu(21401, "sleep");
+    assert!(out.stdout.contains("peer sleep"), "{}", out.stdout);
+    assert!(
+        spin >= 60 && sleep * 4 < spin * 3,
+        "server CPU ticks in 1 s: {spin} spinning, {sleep} sleeping"
+    );
+    for (test, mode, wait) in [
+        ("read", "--bw", "poll"),
+        ("write", "--bw", "mem"),
+        ("write", "--bw", "poll"),
+    ] {
+        let a = [
+            "-t", test, mode, "-s", "8,64K", "-n", "20", "--wait", wait, "--peer", "sleep", "-c",
+            "--json",
+        ];
+        let v = json(&pair_any(&a));
+        check_rows(&v, wait, "sleep", &[8, 65536], 20);
+    }
+    let c = client(21402, &["-t", "send", "--peer", "sleep"], &[]).finish(DEADLINE);
+    assert_eq!(c.status.code(), Some(2), "{}", c.stderr);
+}

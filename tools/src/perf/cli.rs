@@ -78,7 +78,12 @@ written to) makes no library call during a batch: it computes over its
 own memory until the client, after its last operation completed,
 RDMA-Writes the batch's end flag into its memory; only then does it
 take the END message. --peer wait (the default): it waits for the END
-in the --wait style (poll and mem: a dat_evd_dequeue loop).
+in the --wait style (poll and mem: a dat_evd_dequeue loop). --peer sleep:
+it sleeps in dat_evd_wait until the END whatever --wait says, as
+perftest's server does (ib_read_lat, ib_write_bw): a spinning target
+only takes a CPU from the client and from a software device (rxe, siw)
+on a small machine. (The target's library does the work for Reads and
+Writes on its own: over the TCP transport its progress thread.)
 
 -t idle [--duration SECS, default 5]: both processes stay connected and
 idle for SECS; each measures the CPU time of all its threads (getrusage,
@@ -375,13 +380,13 @@ impl Args {
         if self.wait == Some(Wait::Mem) && test == Some(Test::Conn) {
             return Err("--wait mem polls message buffers: it does not apply to -t conn".into());
         }
-        if let (Some(Peer::Compute), Some(test)) = (self.peer, test) {
+        if let (Some(peer @ (Peer::Compute | Peer::Sleep)), Some(test)) = (self.peer, test) {
             let fits = test == Test::Read || (test == Test::Write && self.bw);
             if !fits {
-                return Err(
-                    "--peer compute is for the target of RDMA Reads (-t read) or of an RDMA Write stream (-t write --bw)"
-                        .into(),
-                );
+                return Err(format!(
+                    "--peer {} is for the target of RDMA Reads (-t read) or of an RDMA Write stream (-t write --bw)",
+                    super::proto::peer_name(peer)
+                ));
             }
         }
         if self.host.is_some() && self.port == Some(0) {

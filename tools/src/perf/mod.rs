@@ -128,8 +128,8 @@ fn describe(p: &Params) -> (String, String) {
     if p.mode == Metric::Bw && !matches!(p.test, Test::Conn | Test::Idle) {
         s.push_str(&format!(", depth {}", p.depth));
     }
-    if p.peer == Peer::Compute {
-        s.push_str(", peer compute");
+    if p.peer != Peer::Wait {
+        s.push_str(&format!(", peer {}", proto::peer_name(p.peer)));
     }
     if p.verify {
         s.push_str(", check");

@@ -78,6 +78,9 @@ pub enum Peer {
     /// Makes no library call: computes over its own memory until the
     /// client's RDMA Write of the batch's end flag lands.
     Compute,
+    /// Sleeps in `dat_evd_wait` until the END message, whatever --wait
+    /// says (perftest's server, idle while the client reads it).
+    Sleep,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -171,6 +174,7 @@ const F_ALL: u8 = 4;
 const F_DURATION: u8 = 8;
 const F_SET: u8 = 16;
 const F_COMPUTE: u8 = 32;
+const F_SLEEP: u8 = 64;
 
 fn test_code(t: Test) -> u8 {
     match t {
@@ -200,8 +204,10 @@ impl Params {
             Wait::Mem => 4,
         };
         let mut f = 0;
-        if self.peer == Peer::Compute {
-            f |= F_COMPUTE;
+        match self.peer {
+            Peer::Wait => {}
+            Peer::Compute => f |= F_COMPUTE,
+            Peer::Sleep => f |= F_SLEEP,
         }
         if self.verify {
             f |= F_VERIFY;
@@ -311,6 +317,8 @@ impl Params {
             wait,
             peer: if f & F_COMPUTE != 0 {
                 Peer::Compute
+            } else if f & F_SLEEP != 0 {
+                Peer::Sleep
             } else {
                 Peer::Wait
             },
@@ -371,6 +379,7 @@ pub fn peer_name(p: Peer) -> &'static str {
     match p {
         Peer::Wait => "wait",
         Peer::Compute => "compute",
+        Peer::Sleep => "sleep",
     }
 }
 

@@ -387,12 +387,27 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// A waiter that sleeps in `dat_evd_wait` where `--wait` spins
+    /// (`--peer sleep`).
+    pub fn w_passive(&self) -> Waiter<'_> {
+        let mut w = self.w();
+        if matches!(w.wait, Wait::Poll | Wait::Mem) {
+            w.wait = Wait::Evd;
+        }
+        w
+    }
+
     /// Waits for a control message (its receive must be posted).
     pub fn wait_ctl(&self, what: &str) -> Result<Ctl, Error> {
+        self.wait_ctl_by(&self.w(), what)
+    }
+
+    /// As [`Session::wait_ctl`], waiting with `w`.
+    pub fn wait_ctl_by(&self, w: &Waiter<'_>, what: &str) -> Result<Ctl, Error> {
         let d = match self.ctl_early.take() {
             Some(d) => d,
             None => loop {
-                let d = self.w().next(what)?;
+                let d = w.next(what)?;
                 match kind_of(d.cookie) {
                     K_CTL_SEND => self.ctl_pending.set(false),
                     K_CTL_RECV => break d,
@@ -610,8 +625,18 @@ impl<'a> Session<'a> {
 
     /// `--peer compute`: whether this batch's target computes.
     fn computes(&self, transport: Transport) -> bool {
+        self.target_is(Peer::Compute, transport)
+    }
+
+    /// `--peer sleep` and this batch is one that the client runs against
+    /// our memory.
+    fn sleeps(&self, transport: Transport) -> bool {
+        self.target_is(Peer::Sleep, transport)
+    }
+
+    fn target_is(&self, peer: Peer, transport: Transport) -> bool {
         transport == Transport::Dat
-            && self.p.peer == Peer::Compute
+            && self.p.peer == peer
             && (self.p.test == Test::Read
                 || (self.p.test == Test::Write && self.p.mode == Metric::Bw))
     }

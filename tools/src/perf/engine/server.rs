@@ -25,7 +25,12 @@ impl Session<'_> {
                         continue;
                     }
                     let mut found = self.serve_batch(c.transport, b, cr, listener)?;
-                    let end = self.wait_ctl("the client's END")?;
+                    let w = if self.sleeps(c.transport) {
+                        self.w_passive()
+                    } else {
+                        self.w()
+                    };
+                    let end = self.wait_ctl_by(&w, "the client's END")?;
                     if end.kind != CtlKind::End {
                         return Err(Error(format!(
                             "protocol error: expected END, got {:?}",
@@ -128,7 +133,7 @@ impl Session<'_> {
             }
             (Test::Write, Metric::Bw) => {
                 let compute = self.computes(transport);
-                let poll = self.mem() && !compute;
+                let poll = self.mem() && !compute && !self.sleeps(transport);
                 if poll {
                     if count > n {
                         return Err(Error(format!(
