@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 
 #ifndef STUB_VERBS_DIR
 #error "STUB_VERBS_DIR (the directory of the stub libraries) must be defined"
@@ -353,6 +354,100 @@ TEST(VLOAD_03_device_without_windows_and_srqs)
         fprintf(stderr, "    live after dat_ia_close: %s", line);
         ctest_failures++;
     }
+    cleanup();
+}
+
+/* Registrations made by several threads at once are all usable: each
+ * one's LMR context is accepted by a post (the device's table of keys
+ * is copied and replaced on every registration; two at once must not
+ * lose one). */
+#define REG_THREADS 4
+#define REG_EACH 48
+
+struct reg_job {
+    DAT_IA_HANDLE ia;
+    DAT_PZ_HANDLE pz;
+    char *base;
+    DAT_LMR_HANDLE lmr[REG_EACH];
+    DAT_LMR_CONTEXT ctx[REG_EACH];
+    int failed;
+};
+
+static void *register_many(void *arg)
+{
+    struct reg_job *j = arg;
+    int i;
+
+    for (i = 0; i < REG_EACH; i++) {
+        DAT_REGION_DESCRIPTION r;
+        DAT_RMR_CONTEXT rctx;
+        DAT_VLEN rlen;
+        DAT_VADDR raddr;
+
+        r.for_va = j->base + 64 * i;
+        if (dat_lmr_create(j->ia, DAT_MEM_TYPE_VIRTUAL, r, 64, j->pz,
+                           DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+                           &j->lmr[i], &j->ctx[i], &rctx, &rlen, &raddr) != DAT_SUCCESS)
+            j->failed++;
+    }
+    return NULL;
+}
+
+TEST(VLOAD_04_registrations_from_several_threads_are_all_usable)
+{
+    static char buf[REG_THREADS][REG_EACH * 64];
+    static struct reg_job job[REG_THREADS];
+    pthread_t th[REG_THREADS];
+    DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE async_evd = DAT_HANDLE_NULL, dto_evd;
+    DAT_PZ_HANDLE pz;
+    DAT_EP_HANDLE ep;
+    int t, i, refused = 0;
+
+    REQUIRE(setup(STUB_VERBS_DIR, NULL));
+    REQUIRE(dat_ia_open(IA_NAME, 8, &async_evd, &ia) == DAT_SUCCESS);
+    REQUIRE(dat_pz_create(ia, &pz) == DAT_SUCCESS);
+    REQUIRE(dat_evd_create(ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto_evd) == DAT_SUCCESS);
+    REQUIRE(dat_ep_create(ia, pz, dto_evd, dto_evd, DAT_HANDLE_NULL, NULL, &ep) == DAT_SUCCESS);
+    for (t = 0; t < REG_THREADS; t++) {
+        job[t].ia = ia;
+        job[t].pz = pz;
+        job[t].base = buf[t];
+        REQUIRE(pthread_create(&th[t], NULL, register_many, &job[t]) == 0);
+    }
+    for (t = 0; t < REG_THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (t = 0; t < REG_THREADS; t++) {
+        CHECK(job[t].failed == 0);
+        for (i = 0; i < REG_EACH; i++) {
+            DAT_LMR_TRIPLET seg;
+            DAT_DTO_COOKIE ck;
+            DAT_EVENT ev;
+            DAT_RETURN rc;
+
+            seg.lmr_context = job[t].ctx[i];
+            seg.virtual_address = (DAT_VADDR)(uintptr_t)(buf[t] + 64 * i);
+            seg.segment_length = 8;
+            ck.as_64 = (DAT_UINT64)(t * REG_EACH + i);
+            rc = dat_ep_post_recv(ep, 1, &seg, ck, DAT_COMPLETION_DEFAULT_FLAG);
+            if (rc != DAT_SUCCESS) {
+                if (refused++ == 0)
+                    fprintf(stderr, "    LMR %d of thread %d refused: %#x\n", i, t, rc);
+                continue;
+            }
+            /* (the stub completes a receive at once) */
+            CHECK_OK(dat_evd_dequeue(dto_evd, &ev));
+            CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        }
+    }
+    CHECK(refused == 0);
+    CHECK_OK(dat_ep_free(ep));
+    for (t = 0; t < REG_THREADS; t++)
+        for (i = 0; i < REG_EACH; i++)
+            CHECK_OK(dat_lmr_free(job[t].lmr[i]));
+    CHECK_OK(dat_evd_free(dto_evd));
+    CHECK_OK(dat_pz_free(pz));
+    CHECK_OK(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
     cleanup();
 }
 

@@ -334,8 +334,11 @@ impl VerbsDevice {
             pd,
         };
         let id = mr as u64;
-        lock_anyway(&self.mrs).insert(id, key);
         {
+            // The table of keys is copied and replaced: under the lock of
+            // the registrations, so that two at once do not lose one.
+            let mut mrs = lock_anyway(&self.mrs);
+            mrs.insert(id, key);
             let mut m = (**self.keys.load()).clone();
             m.insert(lkey, key);
             self.keys.store(Arc::new(m));
@@ -619,14 +622,14 @@ impl Device for VerbsDevice {
     }
 
     fn deregister(&self, mr: &MemoryRegion) -> Result<(), DeviceError> {
-        let key = lock_anyway(&self.mrs)
-            .remove(&mr.id)
-            .ok_or(DeviceError::NotFound)?;
-        {
+        let key = {
+            let mut mrs = lock_anyway(&self.mrs);
+            let key = mrs.remove(&mr.id).ok_or(DeviceError::NotFound)?;
             let mut m = (**self.keys.load()).clone();
             m.remove(&mr.lkey);
             self.keys.store(Arc::new(m));
-        }
+            key
+        };
         // SAFETY: the registration was made here and is out of the tables.
         if unsafe { (self.lib.ibv_dereg_mr)(key.mr.0) } != 0 {
             return Err(DeviceError::Busy);
