@@ -140,7 +140,7 @@ TEST(VSTUB_03_nodev_has_no_device)
     CHECK(id->verbs == NULL);
     CHECK(rdma_destroy_id(id) == 0);
     rdma_destroy_event_channel(ch);
-    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0"));
+    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0 ctx 0"));
 }
 
 static int fd_valid(int fd)
@@ -227,7 +227,7 @@ TEST(VSTUB_04_open_sequence_on_a_device_without_mw_and_srq)
     REQUIRE(qp != NULL);
     CHECK(qp->state == IBV_QPS_RESET);
     CHECK(qp->qp_num != 0);
-    CHECK(counts_are("pd 1 mr 1 cq 1 qp 1 ch 2 id 1"));
+    CHECK(counts_are("pd 1 mr 1 cq 1 qp 1 ch 2 id 1 ctx 0"));
 
     memset(&sa, 0, sizeof(sa));
     sa.attr.max_wr = 8;
@@ -254,7 +254,7 @@ TEST(VSTUB_04_open_sequence_on_a_device_without_mw_and_srq)
     CHECK(ibv_dealloc_pd(pd) == 0);
     CHECK(rdma_destroy_id(id) == 0);
     rdma_destroy_event_channel(ech);
-    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0"));
+    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0 ctx 0"));
 }
 
 static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
@@ -404,7 +404,7 @@ TEST(VSTUB_05_completions_and_events)
     CHECK(ibv_dealloc_pd(pd) == 0);
     CHECK(rdma_destroy_id(id) == 0);
     rdma_destroy_event_channel(ech);
-    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0"));
+    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0 ctx 0"));
 }
 
 TEST(VSTUB_06_bind_ports)
@@ -435,7 +435,7 @@ TEST(VSTUB_06_bind_ports)
     CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0);
     CHECK(rdma_destroy_id(a) == 0 && rdma_destroy_id(b) == 0 && rdma_destroy_id(w) == 0);
     rdma_destroy_event_channel(ch);
-    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0"));
+    CHECK(counts_are("pd 0 mr 0 cq 0 qp 0 ch 0 id 0 ctx 0"));
 }
 
 TEST(VSTUB_07_report_written_at_exit)
@@ -469,7 +469,7 @@ TEST(VSTUB_07_report_written_at_exit)
     CHECK(fgets(line, sizeof(line), f) != NULL);
     fclose(f);
     unlink(path);
-    CHECK(strcmp(line, "pd 1 mr 0 cq 0 qp 0 ch 1 id 1\n") == 0);
+    CHECK(strcmp(line, "pd 1 mr 0 cq 0 qp 0 ch 1 id 1 ctx 0\n") == 0);
 }
 
 int main(int argc, char **argv)

@@ -336,6 +336,9 @@ TEST(VLOAD_03_device_without_windows_and_srqs)
     /* The objects are the stub's. */
     stub.report_line(line, sizeof(line));
     CHECK(sscanf(line, "pd %d mr %d", &pd, &mr) == 2 && pd >= 1 && mr >= 1);
+    /* The IA's device context is its own (ibv_open_device), not rdma_cm's:
+     * a process forked after an IA was opened must not use its parent's. */
+    CHECK(strstr(line, " ctx 1") != NULL);
 
     CHECK_OK(dat_ep_free(ep));
     CHECK_OK(dat_evd_free(conn_evd));
@@ -350,7 +353,7 @@ TEST(VLOAD_03_device_without_windows_and_srqs)
     REQUIRE(f != NULL);
     CHECK(fgets(line, sizeof(line), f) != NULL);
     fclose(f);
-    if (strcmp(line, "pd 0 mr 0 cq 0 qp 0 ch 0 id 0\n") != 0) {
+    if (strcmp(line, "pd 0 mr 0 cq 0 qp 0 ch 0 id 0 ctx 0\n") != 0) {
         fprintf(stderr, "    live after dat_ia_close: %s", line);
         ctest_failures++;
     }

@@ -128,8 +128,9 @@ void stub_verbs_count(enum stub_kind kind, int delta)
 void stub_verbs_report_line(char *buf, size_t len)
 {
     pthread_mutex_lock(&stub_lock);
-    snprintf(buf, len, "pd %d mr %d cq %d qp %d ch %d id %d", live[STUB_PD], live[STUB_MR],
-             live[STUB_CQ], live[STUB_QP], live[STUB_CH], live[STUB_ID]);
+    snprintf(buf, len, "pd %d mr %d cq %d qp %d ch %d id %d ctx %d", live[STUB_PD],
+             live[STUB_MR], live[STUB_CQ], live[STUB_QP], live[STUB_CH], live[STUB_ID],
+             live[STUB_CTX]);
     pthread_mutex_unlock(&stub_lock);
 }
 
@@ -271,6 +272,27 @@ void stub_free_device_list(struct ibv_device **list) EXPORT(ibv_free_device_list
 void stub_free_device_list(struct ibv_device **list)
 {
     free(list);
+}
+
+/* The one device's context, shared: each open is counted until its close. */
+struct ibv_context *stub_open_device(struct ibv_device *dev) EXPORT(ibv_open_device);
+struct ibv_context *stub_open_device(struct ibv_device *dev)
+{
+    if (dev != &stub_device || stub_verbs_nodev()) {
+        errno = ENODEV;
+        return NULL;
+    }
+    stub_verbs_count(STUB_CTX, 1);
+    return stub_verbs_context();
+}
+
+int stub_close_device(struct ibv_context *ctx) EXPORT(ibv_close_device);
+int stub_close_device(struct ibv_context *ctx)
+{
+    if (ctx != &stub_context)
+        return EINVAL;
+    stub_verbs_count(STUB_CTX, -1);
+    return 0;
 }
 
 const char *stub_get_device_name(struct ibv_device *dev) EXPORT(ibv_get_device_name);

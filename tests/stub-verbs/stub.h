@@ -20,6 +20,7 @@ enum stub_kind {
     STUB_QP,
     STUB_CH, /* completion channels and rdma_cm event channels */
     STUB_ID, /* rdma_cm ids */
+    STUB_CTX, /* contexts from ibv_open_device (rdma_cm's own is not counted) */
     STUB_KINDS
 };
 

@@ -77,6 +77,8 @@ functions! {
     Ibverbs "IBVERBS_1.1" fn ibv_get_device_list(*mut c_int) -> *mut *mut ibv_device;
     Ibverbs "IBVERBS_1.1" fn ibv_free_device_list(*mut *mut ibv_device) -> ();
     Ibverbs "IBVERBS_1.1" fn ibv_get_device_name(*mut ibv_device) -> *const c_char;
+    Ibverbs "IBVERBS_1.1" fn ibv_open_device(*mut ibv_device) -> *mut ibv_context;
+    Ibverbs "IBVERBS_1.1" fn ibv_close_device(*mut ibv_context) -> c_int;
     Ibverbs "IBVERBS_1.1" fn ibv_query_device(*mut ibv_context, *mut ibv_device_attr) -> c_int;
     Ibverbs "IBVERBS_1.1" fn ibv_query_port(*mut ibv_context, u8, *mut ibv_port_attr) -> c_int;
     Ibverbs "IBVERBS_1.1" fn ibv_alloc_pd(*mut ibv_context) -> *mut ibv_pd;

@@ -74,7 +74,11 @@ pub(super) type Rings = FxHashMap<u32, Arc<super::ring::Ring>>;
 
 pub struct VerbsDevice {
     pub(super) lib: &'static Lib,
+    /// A context of this process's own (`ibv_open_device`), not rdma_cm's:
+    /// see [`VerbsDevice::open`].
     pub(super) ctx: Ptr<ibv_context>,
+    /// siw's guard CQ ([`guard_siw_key`]), destroyed with the context.
+    guard: Option<Ptr<ibv_cq>>,
     /// The rdma_cm id bound to the IA's address: it holds the device.
     anchor: Ptr<rdma_cm_id>,
     pub(super) channel: Ptr<rdma_event_channel>,
@@ -149,13 +153,30 @@ impl VerbsDevice {
             if (lib.rdma_bind_addr)(id, sa.as_mut_ptr()) != 0 {
                 return fail(&format!("rdma_bind_addr({})", address.ip()), id);
             }
-            let ctx = (*id).verbs;
-            if ctx.is_null() {
+            let cm_ctx = (*id).verbs;
+            if cm_ctx.is_null() {
                 let e = format!("{} is not the address of an RDMA device", address.ip());
                 (lib.rdma_destroy_id)(id);
                 (lib.rdma_destroy_event_channel)(channel);
                 return Err(e);
             }
+            // rdma_cm's contexts are opened once per process image, by the
+            // first process that used rdma_cm: a child forked after its
+            // parent opened an IA inherits them, and the kernel refuses
+            // their legacy commands to any other process (EACCES: rxe's
+            // and siw's Send doorbell is one, so every Send of the child
+            // was flushed). Every IA opens a context of its own process;
+            // the connections' queue pairs are ours anyway (rdma_cm only
+            // learns their numbers).
+            let ctx = (lib.ibv_open_device)((*cm_ctx).device);
+            if ctx.is_null() {
+                return fail("ibv_open_device", id);
+            }
+            let fail = |what: &str, id: *mut rdma_cm_id| {
+                let e = fail(what, id);
+                (lib.ibv_close_device)(ctx);
+                e
+            };
             let name = std::ffi::CStr::from_ptr((lib.ibv_get_device_name)((*ctx).device))
                 .to_string_lossy()
                 .into_owned();
@@ -164,6 +185,7 @@ impl VerbsDevice {
                 if w != name {
                     (lib.rdma_destroy_id)(id);
                     (lib.rdma_destroy_event_channel)(channel);
+                    (lib.ibv_close_device)(ctx);
                     return Err(format!(
                         "{} belongs to RDMA device {name}, not {w}",
                         address.ip()
@@ -185,9 +207,11 @@ impl VerbsDevice {
                 && (*ctx).ops.bind_mw.is_some();
             let has_srq = attr.max_srq > 0 && (*ctx).ops.post_srq_recv.is_some();
             let caps = capabilities(&attr, &pattr, iwarp, has_mw, has_srq);
-            if attr.vendor_id == SIW_VENDOR_ID {
-                guard_siw_key(lib, ctx);
-            }
+            let guard = if attr.vendor_id == SIW_VENDOR_ID {
+                guard_siw_key(lib, ctx).map(Ptr)
+            } else {
+                None
+            };
             let cq_resizable = probe_cq_resize(lib, ctx);
             let srq_resizable = has_srq && probe_srq_resize(lib, ctx);
             let fw = std::ffi::CStr::from_ptr(attr.fw_ver.as_ptr())
@@ -220,10 +244,19 @@ impl VerbsDevice {
             for fd in [(*channel).fd, (*ctx).async_fd] {
                 super::set_nonblocking(fd);
             }
-            let idle = eventfd().map_err(|e| format!("eventfd: {e}"))?;
+            let idle = match eventfd() {
+                Ok(fd) => fd,
+                Err(e) => {
+                    if let Some(g) = guard {
+                        (lib.ibv_destroy_cq)(g.0);
+                    }
+                    return fail(&format!("eventfd ({e})"), id);
+                }
+            };
             let dev = Arc::new_cyclic(|me: &Weak<VerbsDevice>| VerbsDevice {
                 lib,
                 ctx: Ptr(ctx),
+                guard,
                 anchor: Ptr(id),
                 channel: Ptr(channel),
                 port,
@@ -388,6 +421,10 @@ impl Drop for VerbsDevice {
             }
             (self.lib.rdma_destroy_id)(self.anchor.0);
             (self.lib.rdma_destroy_event_channel)(self.channel.0);
+            if let Some(g) = self.guard {
+                (self.lib.ibv_destroy_cq)(g.0);
+            }
+            (self.lib.ibv_close_device)(self.ctx.0);
         }
     }
 }
@@ -420,26 +457,21 @@ const SIW_VENDOR_ID: u32 = 0x0062_6d74;
 /// again. So once a process's live queues fill 144 pages (19 queue pairs
 /// beside two CQs of 4,096 entries: `E2E_CONN_07`), siw creates nothing
 /// more. A CQ of 32,768 entries (1 MiB) made first, kept for the life of
-/// the context (rdma_cm keeps it open to the end of the process), holds
-/// pages 0-256; nothing else can land on page 144. Once per context.
+/// the context, holds
+/// pages 0-256; nothing else can land on page 144. Once per context (one
+/// per IA); the caller destroys it before it closes the context.
 ///
 /// # Safety
 /// `ctx` is an open device context.
-unsafe fn guard_siw_key(lib: &Lib, ctx: *mut ibv_context) {
-    static GUARDED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-    let mut g = lock_anyway(&GUARDED);
-    if g.contains(&(ctx as usize)) {
-        return;
-    }
-    // SAFETY: the caller's context; the CQ is never destroyed (it lives
-    // as long as the context).
+unsafe fn guard_siw_key(lib: &Lib, ctx: *mut ibv_context) -> Option<*mut ibv_cq> {
+    // SAFETY: the caller's context.
     let cq =
         unsafe { (lib.ibv_create_cq)(ctx, 32768, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
     if cq.is_null() {
         tracing::debug!("verbs: siw: the guard CQ could not be made");
-        return;
+        return None;
     }
-    g.push(ctx as usize);
+    Some(cq)
 }
 
 /// Whether the device grows an SRQ (`ibv_modify_srq` with

@@ -535,6 +535,15 @@ pub(super) fn recv_sge_list(sgl: &[Sge], iwarp: bool, sges: &mut Sges) -> Result
 pub(super) fn post_result(rc: i32) -> Result<(), PostError> {
     match rc {
         0 => Ok(()),
+        rc => refused(rc),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn refused(rc: i32) -> Result<(), PostError> {
+    tracing::debug!(err = %std::io::Error::from_raw_os_error(rc), "verbs: the device refused a post");
+    match rc {
         libc::ENOMEM => Err(PostError::QueueFull),
         libc::EINVAL => Err(PostError::State),
         libc::ENOSYS | libc::EOPNOTSUPP => Err(PostError::Unsupported),
