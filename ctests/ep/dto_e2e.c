@@ -8,6 +8,9 @@
  *   E2E_DTO_KILL9     the peer is killed with SIGKILL in the middle of a
  *                     stream: BROKEN/DISCONNECTED, every outstanding DTO
  *                     completed exactly once, no hang
+ *   E2E_DTO_ORDER    Sends, RDMA Writes and RDMA Reads mixed on one EP
+ *                     complete in posting order (siw reports a Send or
+ *                     Write posted after a Read before the Read)
  *   E2E_DTO_SRQ_SHARED one SRQ shared by three EPs
  *   E2E_DTO_RMR_IN_SEND an RMR bound, its context sent in a Send, the peer
  *                     RDMA-writes and reads through it; after an unbind the
@@ -381,6 +384,66 @@ TEST(E2E_DTO_KILL9_peer_killed_mid_stream)
         close(p.tx);
         close(p.rx);
     }
+}
+
+TEST(E2E_DTO_ORDER_mixed_request_stream_completes_in_posting_order)
+{
+    struct pair p;
+    DAT_EP_ATTR a;
+    enum { CH = 65536, BATCH = 30, ROUNDS = 3 };
+    REQUIRE(dpair_start(&p) == 0);
+    PREQUIRE(&p, dto_attr(&p, &a) == 0);
+    a.max_request_dtos = 64;
+    a.max_recv_dtos = 64;
+    a.max_rdma_read_out = 16;
+    a.max_rdma_read_in = 16;
+    PREQUIRE(&p, new_evd(&p, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG, 256, &p.req_evd) == 0);
+    PREQUIRE(&p, new_evd(&p, DAT_EVD_DTO_FLAG, 256, &p.recv_evd) == 0);
+    PREQUIRE(&p, pair_connect(&p, &a) == 0);
+    if (p.server) {
+        struct mr rx, reg;
+        DAT_RMR_TRIPLET r;
+        PREQUIRE(&p, post_recvs(&p, p.ep, &rx, 64, CH, 0) == 0);
+        PREQUIRE(&p, mr_make(p.ia, p.pz, 16 * CH, LRW | RRW, &reg) == DAT_SUCCESS);
+        fill_pat(reg.buf, 16 * CH, 66);
+        r = rtr_of(&reg, 0, 16 * CH);
+        PREQUIRE(&p, tell_rtr(&p, &r) == 0);
+        PSYNC(&p, 'r');
+        /* every Send arrived, in order */
+        for (int i = 0; i < ROUNDS * BATCH / 3; i++)
+            if (!EXPECT_DTO(p.recv_evd, p.ep, (uint64_t)i, DAT_DTO_SUCCESS, CH))
+                break;
+        PSYNC(&p, 'd');
+    } else {
+        struct mr l;
+        DAT_RMR_TRIPLET r;
+        int posted = 0;
+        PREQUIRE(&p, hear_rtr(&p, &r) == 0);
+        PREQUIRE(&p, mr_make(p.ia, p.pz, 16 * CH, LRW, &l) == DAT_SUCCESS);
+        fill_pat(l.buf, 16 * CH, 67);
+        PSYNC(&p, 'r');
+        for (int round = 0; round < ROUNDS; round++) {
+            int first = posted;
+            for (int i = 0; i < BATCH; i++, posted++) {
+                DAT_RMR_TRIPLET rr = r;
+                /* reads land in slots 8..15, sends and writes go from 0..7 */
+                size_t off = (size_t)(posted % 8) * CH;
+                rr.target_address += off;
+                rr.segment_length = CH;
+                switch (posted % 3) {
+                case 0: CHECK_OK(read1(p.ep, &l, off + 8 * CH, CH, &rr, (uint64_t)posted, 0)); break;
+                case 1: CHECK_OK(send1(p.ep, &l, off, CH, (uint64_t)posted, 0)); break;
+                default: CHECK_OK(write1(p.ep, &l, off, CH, &rr, (uint64_t)posted, 0)); break;
+                }
+            }
+            for (int i = first; i < posted; i++)
+                if (!EXPECT_DTO(p.req_evd, p.ep, (uint64_t)i, DAT_DTO_SUCCESS, CH))
+                    break;
+        }
+        EXPECT_NONE(p.req_evd);
+        PSYNC(&p, 'd');
+    }
+    pair_finish(&p);
 }
 
 /* ---- one SRQ, three EPs --------------------------------------------------------------- */

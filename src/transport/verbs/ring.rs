@@ -6,26 +6,40 @@
 //! A verbs work request id is `ring id << 32 | slot`; the device keeps its
 //! rings by id (lock-free lookup on the poll path).
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use crate::sync::lock_anyway;
-use crate::transport::api::WcOp;
+use crate::transport::api::{Wc, WcOp};
 
 #[derive(Clone, Copy)]
 struct Slot {
     cookie: u64,
     len: u64,
     op: WcOp,
+    /// Posted, its completion not handed out yet.
+    busy: bool,
 }
 
 pub(super) struct Ring {
     pub id: u32,
+    /// Completions are handed out in posting order (a send queue: the DAT
+    /// layer's, and verbs', rule), whatever order the device reports them
+    /// in. siw completes a Send or RDMA Write posted after an RDMA Read
+    /// before the Read's response is in.
+    ordered: bool,
     inner: Mutex<Inner>,
 }
 
 struct Inner {
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// Ordered: the outstanding slots in posting order. Otherwise: the
+    /// slots completed and not yet handed out, in completion order.
+    queue: VecDeque<u32>,
+    /// A slot's completion, made when the device reported it, until it is
+    /// handed out.
+    ready: Vec<Option<Wc>>,
 }
 
 /// What a completion's slot held.
@@ -36,22 +50,26 @@ pub(super) struct Done {
     pub op: WcOp,
 }
 
+const BLANK: Slot = Slot {
+    cookie: 0,
+    len: 0,
+    op: WcOp::Send,
+    busy: false,
+};
+
 impl Ring {
-    /// A ring of `depth` slots (allocated here, never on the post path).
-    pub fn new(id: u32, depth: u32) -> Ring {
-        let depth = depth.max(1);
+    /// A ring of `depth` slots (allocated here, never on the post path);
+    /// `ordered` for a send queue.
+    pub fn new(id: u32, depth: u32, ordered: bool) -> Ring {
+        let depth = depth.max(1) as usize;
         Ring {
             id,
+            ordered,
             inner: Mutex::new(Inner {
-                slots: vec![
-                    Slot {
-                        cookie: 0,
-                        len: 0,
-                        op: WcOp::Send,
-                    };
-                    depth as usize
-                ],
-                free: (0..depth).rev().collect(),
+                slots: vec![BLANK; depth],
+                free: (0..depth as u32).rev().collect(),
+                queue: VecDeque::with_capacity(depth),
+                ready: vec![None; depth],
             }),
         }
     }
@@ -73,29 +91,61 @@ impl Ring {
     ) -> Option<Result<(), E>> {
         let mut g = lock_anyway(&self.inner);
         let slot = g.free.pop()?;
-        g.slots[slot as usize] = Slot { cookie, len, op };
         let r = post(self.wr_id(slot));
         if r.is_err() {
             g.free.push(slot);
+            return Some(r);
+        }
+        g.slots[slot as usize] = Slot {
+            cookie,
+            len,
+            op,
+            busy: true,
+        };
+        if self.ordered {
+            // (Never grows: the queue holds at most every slot.)
+            g.queue.push_back(slot);
         }
         Some(r)
     }
 
-    /// The completion of the work request in `slot` (from its verbs id):
-    /// frees the slot.
-    pub fn complete(&self, wr_id: u64) -> Option<Done> {
-        let slot = (wr_id & 0xffff_ffff) as u32;
+    /// The device completed the work request `wr_id`: its completion
+    /// (`make` builds it from what the slot held) is handed out into `out`
+    /// when its turn comes, with any after it that came early. Returns how
+    /// many were written, and whether some that are due did not fit (they
+    /// wait for [`Ring::drain`]). A work request id the ring does not know
+    /// as outstanding is ignored.
+    pub fn complete(
+        &self,
+        wr_id: u64,
+        make: impl FnOnce(Done) -> Wc,
+        out: &mut [Wc],
+    ) -> (usize, bool) {
+        let slot = (wr_id & 0xffff_ffff) as usize;
         let mut g = lock_anyway(&self.inner);
-        let s = *g.slots.get(slot as usize)?;
-        g.free.push(slot);
-        Some(Done {
+        let Some(s) = g.slots.get(slot).copied() else {
+            return (0, false);
+        };
+        if !s.busy || g.ready[slot].is_some() {
+            return (0, false);
+        }
+        g.ready[slot] = Some(make(Done {
             cookie: s.cookie,
             len: s.len,
             op: s.op,
-        })
+        }));
+        if !self.ordered {
+            g.queue.push_back(slot as u32);
+        }
+        drain_locked(&mut g, out)
     }
 
-    /// Work requests outstanding.
+    /// Hands out the completions that are due (see [`Ring::complete`]).
+    pub fn drain(&self, out: &mut [Wc]) -> (usize, bool) {
+        drain_locked(&mut lock_anyway(&self.inner), out)
+    }
+
+    /// Work requests outstanding (posted, their completions not handed out).
     pub fn outstanding(&self) -> u32 {
         let g = lock_anyway(&self.inner);
         (g.slots.len() - g.free.len()) as u32
@@ -110,14 +160,10 @@ impl Ring {
         let mut g = lock_anyway(&self.inner);
         let old = g.slots.len() as u32;
         if depth > old {
-            g.slots.resize(
-                depth as usize,
-                Slot {
-                    cookie: 0,
-                    len: 0,
-                    op: WcOp::Send,
-                },
-            );
+            g.slots.resize(depth as usize, BLANK);
+            g.ready.resize(depth as usize, None);
+            let more = depth as usize - g.queue.len();
+            g.queue.reserve(more);
             g.free.extend((old..depth).rev());
         }
     }
@@ -128,7 +174,30 @@ impl Ring {
         let mut g = lock_anyway(&self.inner);
         let n = g.slots.len() as u32;
         g.free = (0..n).rev().collect();
+        g.queue.clear();
+        g.ready.iter_mut().for_each(|r| *r = None);
+        g.slots.iter_mut().for_each(|s| s.busy = false);
     }
+}
+
+/// Moves the completions that are due from the queue's front into `out`.
+fn drain_locked(g: &mut Inner, out: &mut [Wc]) -> (usize, bool) {
+    let mut n = 0;
+    while let Some(&front) = g.queue.front() {
+        let Some(wc) = g.ready[front as usize] else {
+            break;
+        };
+        if n == out.len() {
+            return (n, true);
+        }
+        out[n] = wc;
+        n += 1;
+        g.ready[front as usize] = None;
+        g.slots[front as usize].busy = false;
+        g.queue.pop_front();
+        g.free.push(front);
+    }
+    (n, false)
 }
 
 /// The ring id of a verbs work request id.
@@ -139,35 +208,100 @@ pub(super) fn ring_of(wr_id: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::api::WcStatus;
+
+    fn wc(d: Done) -> Wc {
+        Wc {
+            wr_id: d.cookie,
+            status: WcStatus::Success,
+            op: d.op,
+            byte_len: d.len,
+            qp: 1,
+            solicited: false,
+        }
+    }
+
+    fn post(r: &Ring, cookie: u64, op: WcOp) -> u64 {
+        let mut id = 0;
+        assert!(matches!(
+            r.post(cookie, cookie * 100, op, |i| {
+                id = i;
+                Ok::<_, ()>(())
+            }),
+            Some(Ok(()))
+        ));
+        id
+    }
+
+    fn cookies(out: &[Wc]) -> Vec<u64> {
+        out.iter().map(|w| w.wr_id).collect()
+    }
 
     #[test]
     fn slots_carry_cookie_length_and_op_and_come_back() {
-        let r = Ring::new(7, 2);
-        let mut ids = Vec::new();
-        for c in [10u64, 11] {
-            assert!(r
-                .post(c, c * 100, WcOp::RdmaRead, |id| {
-                    ids.push(id);
-                    Ok::<_, ()>(())
-                })
-                .is_some());
-        }
+        let r = Ring::new(7, 2, false);
+        let ids = [post(&r, 10, WcOp::RdmaRead), post(&r, 11, WcOp::Send)];
         assert!(r.post(12, 0, WcOp::Send, |_| Ok::<_, ()>(())).is_none());
         assert_eq!(r.outstanding(), 2);
         assert_eq!(ring_of(ids[1]), 7);
+        let mut out = [Wc::BLANK; 2];
+        assert_eq!(r.complete(ids[1], wc, &mut out), (1, false));
         assert_eq!(
-            r.complete(ids[1]),
-            Some(Done {
-                cookie: 11,
-                len: 1100,
-                op: WcOp::RdmaRead
-            })
+            (out[0].wr_id, out[0].byte_len, out[0].op),
+            (11, 1100, WcOp::Send)
         );
+        // A second report of the same request is ignored.
+        assert_eq!(r.complete(ids[1], wc, &mut out), (0, false));
         assert_eq!(r.post(13, 0, WcOp::Send, |_| Err(())), Some(Err(())));
         assert_eq!(r.outstanding(), 1);
         r.grow(4);
         assert_eq!((r.depth(), r.outstanding()), (4, 1));
         r.clear();
         assert_eq!(r.outstanding(), 0);
+    }
+
+    /// siw reports a Send and an RDMA Write posted after an RDMA Read
+    /// before the Read: an ordered ring holds them back until the Read's
+    /// completion, then hands all three out in posting order.
+    #[test]
+    fn an_ordered_ring_hands_out_in_posting_order() {
+        let r = Ring::new(3, 8, true);
+        let read = post(&r, 0, WcOp::RdmaRead);
+        let send = post(&r, 1, WcOp::Send);
+        let write = post(&r, 2, WcOp::RdmaWrite);
+        let mut out = [Wc::BLANK; 4];
+        assert_eq!(r.complete(send, wc, &mut out), (0, false));
+        assert_eq!(r.complete(write, wc, &mut out), (0, false));
+        assert_eq!(r.outstanding(), 3);
+        assert_eq!(r.complete(read, wc, &mut out), (3, false));
+        assert_eq!(cookies(&out[..3]), [0, 1, 2]);
+        assert_eq!(r.outstanding(), 0);
+    }
+
+    /// What is due but does not fit waits for drain, in order.
+    #[test]
+    fn due_completions_that_do_not_fit_wait_for_drain() {
+        let r = Ring::new(3, 8, true);
+        let ids: Vec<u64> = (0..5).map(|c| post(&r, c, WcOp::Send)).collect();
+        let mut out = [Wc::BLANK; 2];
+        for &i in &ids[1..] {
+            assert_eq!(r.complete(i, wc, &mut out), (0, false));
+        }
+        assert_eq!(r.complete(ids[0], wc, &mut out), (2, true));
+        assert_eq!(cookies(&out), [0, 1]);
+        assert_eq!(r.drain(&mut out), (2, true));
+        assert_eq!(cookies(&out), [2, 3]);
+        assert_eq!(r.drain(&mut out), (1, false));
+        assert_eq!(out[0].wr_id, 4);
+        assert_eq!(r.drain(&mut out), (0, false));
+        // Unordered: each as it comes, the ones that do not fit kept.
+        let u = Ring::new(4, 4, false);
+        let a = post(&u, 7, WcOp::Recv);
+        let b = post(&u, 8, WcOp::Recv);
+        assert_eq!(u.complete(b, wc, &mut out[..0]), (0, true));
+        assert_eq!(u.complete(a, wc, &mut out[..1]), (1, true));
+        assert_eq!(out[0].wr_id, 8);
+        assert_eq!(u.drain(&mut out), (1, false));
+        assert_eq!(out[0].wr_id, 7);
     }
 }

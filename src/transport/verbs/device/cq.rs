@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use super::VerbsDevice;
 use crate::sync::lock_anyway;
 use crate::transport::api::*;
-use crate::transport::verbs::ring::ring_of;
+use crate::transport::verbs::ring::{ring_of, Ring};
 use crate::transport::verbs::sys::*;
 use crate::transport::verbs::{drain_eventfd, eventfd, set_nonblocking, write_eventfd, Ptr};
 
@@ -26,6 +26,12 @@ pub struct VerbsCq {
     /// Whether `stash` may hold one (read without its lock on the poll
     /// path).
     stashed: AtomicBool,
+    /// Rings with completions due that did not fit the poll that found
+    /// them (a send queue's completions held back for an earlier RDMA
+    /// Read and released by it: ring.rs), handed out by the next take.
+    backlog: Mutex<Vec<Arc<Ring>>>,
+    /// Whether `backlog` may hold one (read without its lock).
+    backlogged: AtomicBool,
     notify: Arc<Notify>,
 }
 
@@ -140,6 +146,8 @@ impl VerbsCq {
                 cq: Ptr(cq),
                 stash: Mutex::new(None),
                 stashed: AtomicBool::new(false),
+                backlog: Mutex::new(Vec::with_capacity(8)),
+                backlogged: AtomicBool::new(false),
                 notify,
             });
             lock_anyway(&dev.cq_ptrs).insert(Arc::as_ptr(&me) as usize, Ptr(cq));
@@ -173,10 +181,28 @@ impl VerbsCq {
                 let Some(ring) = rings.get(&ring_of(w.wr_id)) else {
                     continue;
                 };
-                let Some(d) = ring.complete(w.wr_id) else {
-                    continue;
-                };
                 let status = status_of(w.status);
+                let iwarp = self.dev.iwarp;
+                let (k, more) = ring.complete(
+                    w.wr_id,
+                    |d| Wc {
+                        wr_id: d.cookie,
+                        status,
+                        op: d.op,
+                        byte_len: if d.op == WcOp::Recv {
+                            u64::from(w.byte_len)
+                        } else {
+                            d.len
+                        },
+                        qp: w.qp_num,
+                        solicited: d.op == WcOp::Recv && (iwarp || solicited_imm(w)),
+                    },
+                    &mut out[done..],
+                );
+                done += k;
+                if more {
+                    self.defer_ring(ring);
+                }
                 if !matches!(status, WcStatus::Success | WcStatus::Flushed) {
                     // The queue pair is in the error state now: the
                     // connection is lost (told from the event thread, not
@@ -187,25 +213,40 @@ impl VerbsCq {
                             .defer(Arc::downgrade(&q), super::Made::Broken);
                     }
                 }
-                out[done] = Wc {
-                    wr_id: d.cookie,
-                    status,
-                    op: d.op,
-                    byte_len: if d.op == WcOp::Recv {
-                        u64::from(w.byte_len)
-                    } else {
-                        d.len
-                    },
-                    qp: w.qp_num,
-                    solicited: d.op == WcOp::Recv && (self.dev.iwarp || solicited_imm(w)),
-                };
-                done += 1;
             }
             if (n as usize) < want {
                 break;
             }
         }
         done
+    }
+
+    /// Remembers a ring whose due completions did not fit.
+    #[cold]
+    fn defer_ring(&self, ring: &Arc<Ring>) {
+        let mut b = lock_anyway(&self.backlog);
+        if !b.iter().any(|r| Arc::ptr_eq(r, ring)) {
+            b.push(ring.clone());
+        }
+        self.backlogged.store(true, Ordering::Release);
+    }
+
+    /// Hands out what the backlog's rings have due, into `out`.
+    fn drain_backlog(&self, out: &mut [Wc]) -> usize {
+        if out.is_empty() || !self.backlogged.load(Ordering::Acquire) {
+            return 0;
+        }
+        let mut b = lock_anyway(&self.backlog);
+        let mut n = 0;
+        b.retain(|r| {
+            let (k, more) = r.drain(&mut out[n..]);
+            n += k;
+            more
+        });
+        if b.is_empty() {
+            self.backlogged.store(false, Ordering::Release);
+        }
+        n
     }
 }
 
@@ -259,6 +300,7 @@ impl CompletionQueue for VerbsCq {
             }
             self.stashed.store(false, Ordering::Release);
         }
+        n += self.drain_backlog(&mut out[n..]);
         n + self.poll_hw(&mut out[n..])
     }
 
@@ -314,7 +356,7 @@ impl CompletionQueue for VerbsCq {
 
     fn has_completions(&self) -> bool {
         let mut s = lock_anyway(&self.stash);
-        if s.is_some() {
+        if s.is_some() || self.backlogged.load(Ordering::Acquire) {
             return true;
         }
         let mut one = [Wc::BLANK];

@@ -145,10 +145,10 @@ impl VerbsQp {
             (qp, ia.cap)
         };
         let ring_id = |d: &VerbsDevice| (d.next_id() & 0x7fff_ffff) as u32;
-        let send = Arc::new(Ring::new(ring_id(&dev), actual.max_send_wr));
+        let send = Arc::new(Ring::new(ring_id(&dev), actual.max_send_wr, true));
         let recv = srq
             .is_none()
-            .then(|| Arc::new(Ring::new(ring_id(&dev), actual.max_recv_wr)));
+            .then(|| Arc::new(Ring::new(ring_id(&dev), actual.max_recv_wr, false)));
         // SAFETY: `qp` is live.
         let num = unsafe { (*qp).qp_num };
         let inner = Arc::new(QpInner {

@@ -53,7 +53,11 @@ impl VerbsSrq {
             }
             (srq, a.attr.max_wr)
         };
-        let ring = Arc::new(Ring::new((dev.next_id() & 0x7fff_ffff) as u32, actual));
+        let ring = Arc::new(Ring::new(
+            (dev.next_id() & 0x7fff_ffff) as u32,
+            actual,
+            false,
+        ));
         dev.add_ring(ring.clone());
         let me = Arc::new(VerbsSrq {
             dev: dev.clone(),
