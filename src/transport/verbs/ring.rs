@@ -7,10 +7,11 @@
 //! rings by id (lock-free lookup on the poll path).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use crate::sync::lock_anyway;
-use crate::transport::api::{Wc, WcOp};
+use crate::transport::api::{Wc, WcOp, WcStatus};
 
 #[derive(Clone, Copy)]
 struct Slot {
@@ -28,6 +29,11 @@ pub(super) struct Ring {
     /// in. siw completes a Send or RDMA Write posted after an RDMA Read
     /// before the Read's response is in.
     ordered: bool,
+    /// A send queue's CQ (its `ibv_cq` address) and queue pair number.
+    home: (usize, u32),
+    /// The device will not report the requests still outstanding (siw
+    /// loses a terminated queue pair's send queue: [`Ring::orphan`]).
+    orphan: AtomicBool,
     inner: Mutex<Inner>,
 }
 
@@ -61,10 +67,22 @@ impl Ring {
     /// A ring of `depth` slots (allocated here, never on the post path);
     /// `ordered` for a send queue.
     pub fn new(id: u32, depth: u32, ordered: bool) -> Ring {
+        Ring::with_home(id, depth, ordered, (0, 0))
+    }
+
+    /// An ordered ring for the send queue of queue pair `qp` on the CQ
+    /// at `cq`.
+    pub fn send_queue(id: u32, depth: u32, cq: usize, qp: u32) -> Ring {
+        Ring::with_home(id, depth, true, (cq, qp))
+    }
+
+    fn with_home(id: u32, depth: u32, ordered: bool, home: (usize, u32)) -> Ring {
         let depth = depth.max(1) as usize;
         Ring {
             id,
             ordered,
+            home,
+            orphan: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 slots: vec![BLANK; depth],
                 free: (0..depth as u32).rev().collect(),
@@ -140,6 +158,62 @@ impl Ring {
         drain_locked(&mut g, out)
     }
 
+    /// The CQ (`ibv_cq` address) a send queue's ring reports to.
+    pub fn cq(&self) -> usize {
+        self.home.0
+    }
+
+    /// The device will report nothing more of the requests outstanding
+    /// now (its queue pair is in the error state and the device is known
+    /// to lose some flushes): once the CQ's poller has seen the CQ empty
+    /// after this, they are flushed by [`Ring::flush_rest`]. True if the
+    /// ring was not marked yet.
+    pub fn orphan(&self) -> bool {
+        !self.orphan.swap(true, Ordering::AcqRel)
+    }
+
+    /// Unmarks the ring; true if it was marked.
+    pub fn unorphan(&self) -> bool {
+        self.orphan.swap(false, Ordering::AcqRel)
+    }
+
+    pub fn is_orphan(&self) -> bool {
+        self.orphan.load(Ordering::Acquire)
+    }
+
+    /// Completes every request still outstanding as flushed (after those
+    /// the device reported, in posting order) and hands out what is due
+    /// into `out`, as [`Ring::complete`]; unmarks the ring. The third
+    /// value says whether the ring was marked.
+    pub fn flush_rest(&self, out: &mut [Wc]) -> (usize, bool, bool) {
+        let mut g = lock_anyway(&self.inner);
+        let was = self.orphan.swap(false, Ordering::AcqRel);
+        if was {
+            let Inner {
+                slots,
+                queue,
+                ready,
+                ..
+            } = &mut *g;
+            for &slot in queue.iter() {
+                let r = &mut ready[slot as usize];
+                if r.is_none() {
+                    let s = slots[slot as usize];
+                    *r = Some(Wc {
+                        wr_id: s.cookie,
+                        status: WcStatus::Flushed,
+                        op: s.op,
+                        byte_len: 0,
+                        qp: self.home.1,
+                        solicited: false,
+                    });
+                }
+            }
+        }
+        let (n, more) = drain_locked(&mut g, out);
+        (n, more, was)
+    }
+
     /// Hands out the completions that are due (see [`Ring::complete`]).
     pub fn drain(&self, out: &mut [Wc]) -> (usize, bool) {
         drain_locked(&mut lock_anyway(&self.inner), out)
@@ -208,7 +282,6 @@ pub(super) fn ring_of(wr_id: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::api::WcStatus;
 
     fn wc(d: Done) -> Wc {
         Wc {
@@ -303,5 +376,33 @@ mod tests {
         assert_eq!(out[0].wr_id, 8);
         assert_eq!(u.drain(&mut out), (1, false));
         assert_eq!(out[0].wr_id, 7);
+    }
+
+    /// A terminated siw queue pair's send queue: what the device reported
+    /// comes first, the rest is flushed, in posting order, once.
+    #[test]
+    fn an_orphaned_ring_flushes_what_the_device_never_reports() {
+        let r = Ring::send_queue(5, 8, 0x1000, 42);
+        assert_eq!(r.cq(), 0x1000);
+        let ids: Vec<u64> = (0..4).map(|c| post(&r, c, WcOp::Send)).collect();
+        let mut out = [Wc::BLANK; 8];
+        assert_eq!(r.complete(ids[0], wc, &mut out), (1, false));
+        // The second was flushed by the device, the last two were lost.
+        let flushed = |d: Done| Wc {
+            status: WcStatus::Flushed,
+            ..wc(d)
+        };
+        assert_eq!(r.complete(ids[1], flushed, &mut out), (1, false));
+        assert!(r.orphan() && !r.orphan() && r.is_orphan());
+        assert_eq!(r.flush_rest(&mut out), (2, false, true));
+        assert_eq!(cookies(&out[..2]), [2, 3]);
+        assert!(out[..2]
+            .iter()
+            .all(|w| w.status == WcStatus::Flushed && w.qp == 42 && w.byte_len == 0));
+        assert!(!r.is_orphan());
+        assert_eq!(r.outstanding(), 0);
+        // A late report of a lost one is ignored.
+        assert_eq!(r.complete(ids[3], wc, &mut out), (0, false));
+        assert_eq!(r.flush_rest(&mut out), (0, false, false));
     }
 }

@@ -166,12 +166,17 @@ impl VerbsCq {
         let Some(poll) = poll else {
             return 0;
         };
+        // Read before the poll: rings marked before it may be flushed once
+        // it finds the CQ empty (every flush of the device is in by then).
+        let orphans = self.dev.orphans.load(Ordering::Acquire) > 0;
+        let mut empty = false;
         while done < out.len() {
             let want = (out.len() - done).min(BATCH);
             // SAFETY: ibv_poll_cq is the device's op on a live CQ, writing
             // at most `want` entries into `raw`.
             let n = unsafe { poll(self.cq.0, want as i32, raw.as_mut_ptr().cast()) };
             if n <= 0 {
+                empty = true;
                 break;
             }
             let rings = self.dev.rings.load();
@@ -215,10 +220,34 @@ impl VerbsCq {
                 }
             }
             if (n as usize) < want {
+                empty = true;
                 break;
             }
         }
+        if orphans && empty {
+            done += self.flush_orphans(&mut out[done..]);
+        }
         done
+    }
+
+    /// Flushes the requests of this CQ's orphaned send queues that the
+    /// device will not report (`QpInner::to_error`).
+    #[cold]
+    fn flush_orphans(&self, out: &mut [Wc]) -> usize {
+        let mut n = 0;
+        for ring in self.dev.rings.load().values() {
+            if ring.is_orphan() && ring.cq() == self.cq.0 as usize {
+                let (k, more, was) = ring.flush_rest(&mut out[n..]);
+                n += k;
+                if more {
+                    self.defer_ring(ring);
+                }
+                if was {
+                    self.dev.orphans.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+        }
+        n
     }
 
     /// Remembers a ring whose due completions did not fit.

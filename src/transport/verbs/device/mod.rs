@@ -14,7 +14,7 @@ mod srq;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use arc_swap::ArcSwap;
@@ -90,6 +90,11 @@ pub struct VerbsDevice {
     /// Whether the device resizes SRQs (siw does not): if not, SRQs are
     /// made deep enough from the start (srq.rs).
     pub(super) srq_resizable: bool,
+    /// siw: a queue pair's send queue may not be flushed when it goes to
+    /// the error state (qp.rs `to_error`).
+    pub(super) loses_sq_flushes: bool,
+    /// Send queue rings marked so, not yet flushed.
+    pub(super) orphans: AtomicU32,
     address: SocketAddr,
     caps: Capabilities,
     attributes: Vec<(&'static str, String)>,
@@ -263,6 +268,8 @@ impl VerbsDevice {
                 iwarp,
                 cq_resizable,
                 srq_resizable,
+                loses_sq_flushes: attr.vendor_id == SIW_VENDOR_ID,
+                orphans: AtomicU32::new(0),
                 address,
                 caps,
                 attributes,
@@ -311,7 +318,12 @@ impl VerbsDevice {
     pub(super) fn remove_ring(&self, id: u32) {
         let _g = lock_anyway(&self.rings_lock);
         let mut m = (**self.rings.load()).clone();
-        m.remove(&id);
+        if let Some(r) = m.remove(&id) {
+            // (Nobody polls for its requests any more.)
+            if r.unorphan() {
+                self.orphans.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
         self.rings.store(Arc::new(m));
     }
 

@@ -144,13 +144,18 @@ impl VerbsQp {
             }
             (qp, ia.cap)
         };
+        // SAFETY: `qp` is live.
+        let num = unsafe { (*qp).qp_num };
         let ring_id = |d: &VerbsDevice| (d.next_id() & 0x7fff_ffff) as u32;
-        let send = Arc::new(Ring::new(ring_id(&dev), actual.max_send_wr, true));
+        let send = Arc::new(Ring::send_queue(
+            ring_id(&dev),
+            actual.max_send_wr,
+            send_cq as usize,
+            num,
+        ));
         let recv = srq
             .is_none()
             .then(|| Arc::new(Ring::new(ring_id(&dev), actual.max_recv_wr, false)));
-        // SAFETY: `qp` is live.
-        let num = unsafe { (*qp).qp_num };
         let inner = Arc::new(QpInner {
             token: dev.next_id(),
             dev: dev.clone(),
@@ -217,12 +222,20 @@ impl QpInner {
         self.modify(&mut a, mask)
     }
 
-    /// Any state -> ERR: outstanding work is flushed.
+    /// Any state -> ERR: outstanding work is flushed. siw flushes a
+    /// terminated queue pair's send queue only if a request is in
+    /// transmission (`siw_qp_nextstate_from_term`): the requests behind it
+    /// would never complete. There, once the device's flushes (written
+    /// during the modify) are polled, the rest is flushed here
+    /// (`VerbsCq::flush_orphans`).
     pub(super) fn to_error(&self) {
         // SAFETY: all-zero is a valid attribute struct.
         let mut a: ibv_qp_attr = unsafe { std::mem::zeroed() };
         a.qp_state = IBV_QPS_ERR;
         let _ = self.modify(&mut a, IBV_QP_STATE);
+        if self.dev.loses_sq_flushes && self.send.orphan() {
+            self.dev.orphans.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// INIT -> RTR -> RTS with what rdma_cm computed for `id` (InfiniBand
