@@ -3,8 +3,11 @@
 //! finds there what verbs does not say (the consumer's cookie, the length
 //! of a send, the operation of a flushed request).
 //!
-//! A verbs work request id is `ring id << 32 | slot`; the device keeps its
-//! rings by id (lock-free lookup on the poll path).
+//! A verbs work request id is `ring id << 32 | generation << 24 | slot`;
+//! the device keeps its rings by id (lock-free lookup on the poll path).
+//! The generation changes when the device is known to report no more of
+//! what is outstanding (the queue pair was reset, or siw lost its flushes):
+//! those requests are flushed here, and a late report of one is ignored.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +23,8 @@ struct Slot {
     op: WcOp,
     /// Posted, its completion not handed out yet.
     busy: bool,
+    /// The ring's generation when it was posted.
+    gen: u8,
 }
 
 pub(super) struct Ring {
@@ -31,9 +36,13 @@ pub(super) struct Ring {
     ordered: bool,
     /// A send queue's CQ (its `ibv_cq` address) and queue pair number.
     home: (usize, u32),
-    /// The device will not report the requests still outstanding (siw
-    /// loses a terminated queue pair's send queue: [`Ring::orphan`]).
+    /// The device will not report some requests still outstanding (siw
+    /// loses a terminated queue pair's send queue, a reset queue pair
+    /// reports nothing): [`Ring::orphan`].
     orphan: AtomicBool,
+    /// Its queue pair is gone: the device forgets the ring once it is
+    /// flushed.
+    retired: AtomicBool,
     inner: Mutex<Inner>,
 }
 
@@ -46,6 +55,7 @@ struct Inner {
     /// A slot's completion, made when the device reported it, until it is
     /// handed out.
     ready: Vec<Option<Wc>>,
+    gen: u8,
 }
 
 /// What a completion's slot held.
@@ -61,6 +71,7 @@ const BLANK: Slot = Slot {
     len: 0,
     op: WcOp::Send,
     busy: false,
+    gen: 0,
 };
 
 impl Ring {
@@ -70,10 +81,10 @@ impl Ring {
         Ring::with_home(id, depth, ordered, (0, 0))
     }
 
-    /// An ordered ring for the send queue of queue pair `qp` on the CQ
-    /// at `cq`.
-    pub fn send_queue(id: u32, depth: u32, cq: usize, qp: u32) -> Ring {
-        Ring::with_home(id, depth, true, (cq, qp))
+    /// The ring of a queue pair's send queue (`ordered`) or receive
+    /// queue: queue pair `qp`, reporting to the CQ at `cq`.
+    pub fn of_queue(id: u32, depth: u32, ordered: bool, cq: usize, qp: u32) -> Ring {
+        Ring::with_home(id, depth, ordered, (cq, qp))
     }
 
     fn with_home(id: u32, depth: u32, ordered: bool, home: (usize, u32)) -> Ring {
@@ -83,18 +94,20 @@ impl Ring {
             ordered,
             home,
             orphan: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 slots: vec![BLANK; depth],
                 free: (0..depth as u32).rev().collect(),
                 queue: VecDeque::with_capacity(depth),
                 ready: vec![None; depth],
+                gen: 0,
             }),
         }
     }
 
-    /// The verbs work request id of `slot`.
-    pub fn wr_id(&self, slot: u32) -> u64 {
-        u64::from(self.id) << 32 | u64::from(slot)
+    /// The verbs work request id of `slot` in generation `gen`.
+    fn wr_id(&self, gen: u8, slot: u32) -> u64 {
+        u64::from(self.id) << 32 | u64::from(gen) << 24 | u64::from(slot)
     }
 
     /// Takes a slot for a work request and runs `post` with its verbs id,
@@ -109,7 +122,8 @@ impl Ring {
     ) -> Option<Result<(), E>> {
         let mut g = lock_anyway(&self.inner);
         let slot = g.free.pop()?;
-        let r = post(self.wr_id(slot));
+        let gen = g.gen;
+        let r = post(self.wr_id(gen, slot));
         if r.is_err() {
             g.free.push(slot);
             return Some(r);
@@ -119,6 +133,7 @@ impl Ring {
             len,
             op,
             busy: true,
+            gen,
         };
         if self.ordered {
             // (Never grows: the queue holds at most every slot.)
@@ -139,12 +154,13 @@ impl Ring {
         make: impl FnOnce(Done) -> Wc,
         out: &mut [Wc],
     ) -> (usize, bool) {
-        let slot = (wr_id & 0xffff_ffff) as usize;
+        let slot = (wr_id & SLOT_MASK) as usize;
+        let gen = (wr_id >> 24) as u8;
         let mut g = lock_anyway(&self.inner);
         let Some(s) = g.slots.get(slot).copied() else {
             return (0, false);
         };
-        if !s.busy || g.ready[slot].is_some() {
+        if !s.busy || s.gen != gen || g.ready[slot].is_some() {
             return (0, false);
         }
         g.ready[slot] = Some(make(Done {
@@ -163,13 +179,30 @@ impl Ring {
         self.home.0
     }
 
-    /// The device will report nothing more of the requests outstanding
-    /// now (its queue pair is in the error state and the device is known
-    /// to lose some flushes): once the CQ's poller has seen the CQ empty
-    /// after this, they are flushed by [`Ring::flush_rest`]. True if the
-    /// ring was not marked yet.
+    /// The device may report nothing more of the requests outstanding
+    /// now (its queue pair was reset, or is in the error state on a device
+    /// known to lose flushes): a new generation starts, and once the CQ's
+    /// poller has taken what the device did report and seen the CQ empty,
+    /// [`Ring::flush_rest`] flushes the rest. True if the ring was not
+    /// marked yet and has requests outstanding (the caller counts it).
     pub fn orphan(&self) -> bool {
-        !self.orphan.swap(true, Ordering::AcqRel)
+        let mut g = lock_anyway(&self.inner);
+        g.gen = g.gen.wrapping_add(1);
+        let waiting = g
+            .slots
+            .iter()
+            .zip(&g.ready)
+            .any(|(s, r)| s.busy && r.is_none());
+        waiting && !self.orphan.swap(true, Ordering::AcqRel)
+    }
+
+    /// Marks the ring of a queue pair that is gone.
+    pub fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
     }
 
     /// Unmarks the ring; true if it was marked.
@@ -181,32 +214,37 @@ impl Ring {
         self.orphan.load(Ordering::Acquire)
     }
 
-    /// Completes every request still outstanding as flushed (after those
-    /// the device reported, in posting order) and hands out what is due
-    /// into `out`, as [`Ring::complete`]; unmarks the ring. The third
-    /// value says whether the ring was marked.
+    /// Completes every request of an earlier generation still
+    /// outstanding as flushed (after those the device reported; in posting
+    /// order on an ordered ring) and hands out what is due into `out`, as
+    /// [`Ring::complete`]; unmarks the ring. The third value says whether
+    /// the ring was marked.
     pub fn flush_rest(&self, out: &mut [Wc]) -> (usize, bool, bool) {
         let mut g = lock_anyway(&self.inner);
         let was = self.orphan.swap(false, Ordering::AcqRel);
         if was {
+            let ordered = self.ordered;
             let Inner {
                 slots,
                 queue,
                 ready,
+                gen,
                 ..
             } = &mut *g;
-            for &slot in queue.iter() {
-                let r = &mut ready[slot as usize];
-                if r.is_none() {
-                    let s = slots[slot as usize];
-                    *r = Some(Wc {
-                        wr_id: s.cookie,
-                        status: WcStatus::Flushed,
-                        op: s.op,
-                        byte_len: 0,
-                        qp: self.home.1,
-                        solicited: false,
-                    });
+            for (i, s) in slots.iter().enumerate() {
+                if !s.busy || s.gen == *gen || ready[i].is_some() {
+                    continue;
+                }
+                ready[i] = Some(Wc {
+                    wr_id: s.cookie,
+                    status: WcStatus::Flushed,
+                    op: s.op,
+                    byte_len: 0,
+                    qp: self.home.1,
+                    solicited: false,
+                });
+                if !ordered {
+                    queue.push_back(i as u32);
                 }
             }
         }
@@ -251,8 +289,12 @@ impl Ring {
         g.queue.clear();
         g.ready.iter_mut().for_each(|r| *r = None);
         g.slots.iter_mut().for_each(|s| s.busy = false);
+        g.gen = 0;
     }
 }
+
+/// The slot bits of a work request id (below the generation).
+const SLOT_MASK: u64 = 0xff_ffff;
 
 /// Moves the completions that are due from the queue's front into `out`.
 fn drain_locked(g: &mut Inner, out: &mut [Wc]) -> (usize, bool) {
@@ -382,7 +424,7 @@ mod tests {
     /// comes first, the rest is flushed, in posting order, once.
     #[test]
     fn an_orphaned_ring_flushes_what_the_device_never_reports() {
-        let r = Ring::send_queue(5, 8, 0x1000, 42);
+        let r = Ring::of_queue(5, 8, true, 0x1000, 42);
         assert_eq!(r.cq(), 0x1000);
         let ids: Vec<u64> = (0..4).map(|c| post(&r, c, WcOp::Send)).collect();
         let mut out = [Wc::BLANK; 8];
@@ -394,15 +436,44 @@ mod tests {
         };
         assert_eq!(r.complete(ids[1], flushed, &mut out), (1, false));
         assert!(r.orphan() && !r.orphan() && r.is_orphan());
+        // Posted after the mark (a reset queue pair in use again): not
+        // flushed, handed out behind the flushed ones.
+        let late = post(&r, 9, WcOp::Send);
         assert_eq!(r.flush_rest(&mut out), (2, false, true));
         assert_eq!(cookies(&out[..2]), [2, 3]);
         assert!(out[..2]
             .iter()
             .all(|w| w.status == WcStatus::Flushed && w.qp == 42 && w.byte_len == 0));
         assert!(!r.is_orphan());
-        assert_eq!(r.outstanding(), 0);
-        // A late report of a lost one is ignored.
+        assert_eq!(r.outstanding(), 1);
+        // A late report of a lost one is ignored, the new one's is not.
         assert_eq!(r.complete(ids[3], wc, &mut out), (0, false));
         assert_eq!(r.flush_rest(&mut out), (0, false, false));
+        assert_eq!(r.complete(late, wc, &mut out), (1, false));
+        assert_eq!(out[0].wr_id, 9);
+        // Nothing outstanding: nothing to mark.
+        assert!(!r.orphan());
+    }
+
+    /// A reset queue pair's receive ring: its receives are flushed (the
+    /// device reports none), a slot's old work request id is ignored once
+    /// the slot is in use again.
+    #[test]
+    fn a_reset_receive_ring_flushes_and_ignores_stale_ids() {
+        let r = Ring::of_queue(6, 2, false, 0x2000, 7);
+        let a = post(&r, 1, WcOp::Recv);
+        let b = post(&r, 2, WcOp::Recv);
+        assert!(r.orphan());
+        let mut out = [Wc::BLANK; 4];
+        assert_eq!(r.flush_rest(&mut out), (2, false, true));
+        let mut got = cookies(&out[..2]);
+        got.sort_unstable();
+        assert_eq!(got, [1, 2]);
+        let c = post(&r, 3, WcOp::Recv);
+        assert_eq!(c & SLOT_MASK, b & SLOT_MASK);
+        assert_eq!(r.complete(a, wc, &mut out), (0, false));
+        assert_eq!(r.complete(b, wc, &mut out), (0, false));
+        assert_eq!(r.complete(c, wc, &mut out), (1, false));
+        assert_eq!(out[0].wr_id, 3);
     }
 }

@@ -245,6 +245,9 @@ impl VerbsCq {
                 if was {
                     self.dev.orphans.fetch_sub(1, Ordering::AcqRel);
                 }
+                if ring.is_retired() && !more && !ring.is_orphan() {
+                    self.dev.remove_ring(ring.id);
+                }
             }
         }
         n
@@ -270,6 +273,9 @@ impl VerbsCq {
         b.retain(|r| {
             let (k, more) = r.drain(&mut out[n..]);
             n += k;
+            if !more && r.is_retired() && !r.is_orphan() {
+                self.dev.remove_ring(r.id);
+            }
             more
         });
         if b.is_empty() {
@@ -420,6 +426,12 @@ impl CompletionQueue for VerbsCq {
 impl Drop for VerbsCq {
     fn drop(&mut self) {
         lock_anyway(&self.dev.cq_ptrs).remove(&(self as *const VerbsCq as usize));
+        // The rings of queue pairs gone that waited for this CQ's poller.
+        for r in self.dev.rings.load().values() {
+            if r.is_retired() && r.cq() == self.cq.0 as usize {
+                self.dev.remove_ring(r.id);
+            }
+        }
         let n = &self.notify;
         if n.hooked.load(Ordering::Acquire) {
             self.dev.events.unwatch_cq(n);

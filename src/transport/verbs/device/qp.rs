@@ -147,15 +147,22 @@ impl VerbsQp {
         // SAFETY: `qp` is live.
         let num = unsafe { (*qp).qp_num };
         let ring_id = |d: &VerbsDevice| (d.next_id() & 0x7fff_ffff) as u32;
-        let send = Arc::new(Ring::send_queue(
+        let send = Arc::new(Ring::of_queue(
             ring_id(&dev),
             actual.max_send_wr,
+            true,
             send_cq as usize,
             num,
         ));
-        let recv = srq
-            .is_none()
-            .then(|| Arc::new(Ring::new(ring_id(&dev), actual.max_recv_wr, false)));
+        let recv = srq.is_none().then(|| {
+            Arc::new(Ring::of_queue(
+                ring_id(&dev),
+                actual.max_recv_wr,
+                false,
+                recv_cq as usize,
+                num,
+            ))
+        });
         let inner = Arc::new(QpInner {
             token: dev.next_id(),
             dev: dev.clone(),
@@ -233,7 +240,15 @@ impl QpInner {
         let mut a: ibv_qp_attr = unsafe { std::mem::zeroed() };
         a.qp_state = IBV_QPS_ERR;
         let _ = self.modify(&mut a, IBV_QP_STATE);
-        if self.dev.loses_sq_flushes && self.send.orphan() {
+        if self.dev.loses_sq_flushes {
+            self.orphan(&self.send);
+        }
+    }
+
+    /// What `ring` has outstanding will not all be reported by the device:
+    /// the CQ's poller flushes the rest (ring.rs).
+    fn orphan(&self, ring: &Ring) {
+        if ring.orphan() {
             self.dev.orphans.fetch_add(1, Ordering::AcqRel);
         }
     }
@@ -721,6 +736,12 @@ impl QueuePair for VerbsQp {
         let mut a: ibv_qp_attr = unsafe { std::mem::zeroed() };
         a.qp_state = IBV_QPS_RESET;
         q.modify(&mut a, IBV_QP_STATE)?;
+        // A reset queue pair reports nothing more of what it had: the
+        // poller flushes it (every post gets its completion, §3.3).
+        q.orphan(&q.send);
+        if let Some(r) = &q.recv {
+            q.orphan(r);
+        }
         q.to_init()?;
         q.set_state(QpState::Idle);
         Ok(())
@@ -757,9 +778,14 @@ impl Drop for QpInner {
         unsafe {
             (q.lib().ibv_destroy_qp)(q.qp.0);
         }
-        q.dev.remove_ring(q.send.id);
-        if let Some(r) = &q.recv {
-            q.dev.remove_ring(r.id);
+        // A ring marked to be flushed (a queue pair reset before it went:
+        // dat_ep_modify keeps the old queue pair's streams for those
+        // completions) stays known until the CQ's poller has flushed it.
+        for r in std::iter::once(&q.send).chain(q.recv.as_ref()) {
+            r.retire();
+            if !r.is_orphan() {
+                q.dev.remove_ring(r.id);
+            }
         }
     }
 }
