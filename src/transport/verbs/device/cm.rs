@@ -203,8 +203,15 @@ pub(super) fn accept(
     if let Err(e) = q.to_rts(id) {
         return fail(e);
     }
-    let ird = q.ird().min(r.initiator_depth);
-    let ord = q.ord().min(r.responder_resources);
+    // A connection request's values are the passive side's (rdma_cm
+    // turns them around): its responder resources are the peer's
+    // initiator depth, its initiator depth the peer's responder
+    // resources. They were taken the other way, which only showed with
+    // unequal sides: a client reading with max_rdma_read_out 1 from a
+    // server with max_rdma_read_in 1 got an initiator depth of 0 on
+    // InfiniBand/RoCE, and its RDMA Read never left (EGS_03, EDI_05).
+    let ird = q.ird().min(r.responder_resources);
+    let ord = q.ord().min(r.initiator_depth);
     let mut p = q.conn_param(private_data, ird, ord);
     // SAFETY: the parameters point at `private_data` for the call.
     if unsafe { (dev.lib.rdma_accept)(id, &mut p) } != 0 {
@@ -280,9 +287,18 @@ fn qp_event(q: &Arc<QpInner>, ev: Cm) {
         return; // an earlier connection's id
     }
     let failed = |q: &QpInner, e: CmEvent<'_>| {
+        let was = q.state();
         q.to_error();
         q.set_state(QpState::Closed);
-        q.cm.event(num, e);
+        if was == QpState::Connected {
+            // Already reported established (InfiniBand, active side: the
+            // REP came and our RTU went, but the passive side, which
+            // aborted before the RTU reached it, answers with a REJ): the
+            // connection is lost, not refused (EDI_10, 4 runs in 12).
+            q.cm.event(num, CmEvent::Broken);
+        } else {
+            q.cm.event(num, e);
+        }
     };
     match ev.kind {
         RDMA_CM_EVENT_ADDR_RESOLVED => {

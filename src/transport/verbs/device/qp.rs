@@ -270,11 +270,22 @@ impl QpInner {
             }
             if st == IBV_QPS_RTR {
                 a.min_rnr_timer = a.min_rnr_timer.max(12);
+                // (The passive side moves its queue pair before it accepts:
+                // then rdma_cm computes from the request alone.)
+                a.max_dest_rd_atomic = a.max_dest_rd_atomic.min(self.ird());
             } else {
+                a.max_rd_atomic = a.max_rd_atomic.min(self.ord());
                 a.retry_cnt = 7;
                 a.rnr_retry = 7;
                 mask |= (IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY) as i32;
             }
+            tracing::debug!(
+                qp = self.num,
+                state = st,
+                max_rd_atomic = a.max_rd_atomic,
+                max_dest_rd_atomic = a.max_dest_rd_atomic,
+                "verbs: queue pair to RTR/RTS"
+            );
             self.modify(&mut a, mask as u32)?;
         }
         Ok(())
