@@ -372,10 +372,10 @@ $(DEMO_BIN): examples/dat_demo.c include/dat/udat.h $(LIBOUT)/libdat.so.1
 # examples and rping both ways; docs/testing.md lists what does not pass
 # yet, and verbs-check-all runs the rest (interop with our TCP transport on
 # the host included).
-VERBS_SMOKE_RXE = ep/ep_lifecycle:!EPC_17 ep/dto_e2e ep/e2e_smoke ep/notify_stress ep/conn_cr:!BADH_ ep/conn_e2e:!E2E_CONN_16 ep/conn_sp:!BADH_ \
+VERBS_SMOKE_RXE = ep/ep_lifecycle:!EPC_17 ep/ep_modify ep/ep_status ep/conn_connect ep/dto_e2e ep/e2e_smoke ep/notify_stress ep/conn_cr:!BADH_ ep/conn_e2e:!E2E_CONN_16 ep/conn_sp:!BADH_ \
                   ep/dto_send ep/dto_recv ep/dto_flags ep/dto_rmr ep/srq ep/e2e_threads consumer/teardown consumer/fork_servers \
                   consumer/polled_memory consumer/conn_patterns unit/unit_pz unit/unit_mem unit/unit_misc
-VERBS_SMOKE_SIW = ep/ep_lifecycle:!EPC_17 ep/dto_e2e ep/dto_rmr ep/e2e_smoke ep/conn_cr:!BADH_ ep/conn_e2e ep/conn_sp:!BADH_ ep/dto_send:!PSD_15 \
+VERBS_SMOKE_SIW = ep/ep_lifecycle:!EPC_17 ep/ep_modify ep/ep_status ep/conn_connect ep/dto_e2e ep/dto_rmr ep/e2e_smoke ep/conn_cr:!BADH_ ep/conn_e2e ep/conn_sp:!BADH_ ep/dto_send:!PSD_15 \
                   ep/dto_recv ep/dto_flags ep/srq:!SQP_11 ep/e2e_threads consumer/teardown consumer/fork_servers \
                   consumer/polled_memory
 verbs-check: lib ctests examples $(INTEROP_BIN) $(DEMO_BIN)
