@@ -275,28 +275,46 @@ TEST(E2E_DTO_SIZES_rdma_read)
 
 /* ---- kill -9 of the peer ----------------------------------------------------------- */
 
-TEST(E2E_DTO_KILL9_peer_killed_mid_stream)
+/* A connected pair for a stream of 64 KiB DTOs: 64 of each kind in
+ * flight, 16 RDMA Reads, EVDs of 256. The server has 64 receives of
+ * STREAM_CH posted and has told the client a region of 16 x STREAM_CH
+ * it may read and write (pattern 66); both have synchronised ('r').
+ * *ok is 1 on success (otherwise the pair was aborted). */
+#define STREAM_CH 65536
+static void stream_start(struct pair *p, int *ok)
 {
-    struct pair p;
     DAT_EP_ATTR a;
-    enum { CH = 65536, BATCH = 30, MAXOPS = 64 };
-    REQUIRE(dpair_start(&p) == 0);
-    PREQUIRE(&p, dto_attr(&p, &a) == 0);
+    *ok = 0;
+    REQUIRE(dpair_start(p) == 0);
+    PREQUIRE(p, dto_attr(p, &a) == 0);
     a.max_request_dtos = 64;
     a.max_recv_dtos = 64;
     a.max_rdma_read_out = 16;
     a.max_rdma_read_in = 16;
-    PREQUIRE(&p, new_evd(&p, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG, 256, &p.req_evd) == 0);
-    PREQUIRE(&p, new_evd(&p, DAT_EVD_DTO_FLAG, 256, &p.recv_evd) == 0);
-    PREQUIRE(&p, pair_connect(&p, &a) == 0);
-    if (p.server) {
+    PREQUIRE(p, new_evd(p, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG, 256, &p->req_evd) == 0);
+    PREQUIRE(p, new_evd(p, DAT_EVD_DTO_FLAG, 256, &p->recv_evd) == 0);
+    PREQUIRE(p, pair_connect(p, &a) == 0);
+    if (p->server) {
         struct mr rx, reg;
         DAT_RMR_TRIPLET r;
-        PREQUIRE(&p, post_recvs(&p, p.ep, &rx, 64, CH, 0) == 0);
-        PREQUIRE(&p, mr_make(p.ia, p.pz, 16 * CH, LRW | RRW, &reg) == DAT_SUCCESS);
-        fill_pat(reg.buf, 16 * CH, 66);
-        r = rtr_of(&reg, 0, 16 * CH);
-        PREQUIRE(&p, tell_rtr(&p, &r) == 0);
+        PREQUIRE(p, post_recvs(p, p->ep, &rx, 64, STREAM_CH, 0) == 0);
+        PREQUIRE(p, mr_make(p->ia, p->pz, 16 * STREAM_CH, LRW | RRW, &reg) == DAT_SUCCESS);
+        fill_pat(reg.buf, 16 * STREAM_CH, 66);
+        r = rtr_of(&reg, 0, 16 * STREAM_CH);
+        PREQUIRE(p, tell_rtr(p, &r) == 0);
+    }
+    *ok = 1;
+}
+
+TEST(E2E_DTO_KILL9_peer_killed_mid_stream)
+{
+    struct pair p;
+    int ok;
+    enum { CH = STREAM_CH, BATCH = 30, MAXOPS = 64 };
+    stream_start(&p, &ok);
+    if (!ok)
+        return;
+    if (p.server) {
         PSYNC(&p, 'r');
         /* keep the connection up until killed (the watchdog ends a stray one) */
         for (;;)
@@ -389,25 +407,12 @@ TEST(E2E_DTO_KILL9_peer_killed_mid_stream)
 TEST(E2E_DTO_ORDER_mixed_request_stream_completes_in_posting_order)
 {
     struct pair p;
-    DAT_EP_ATTR a;
-    enum { CH = 65536, BATCH = 30, ROUNDS = 3 };
-    REQUIRE(dpair_start(&p) == 0);
-    PREQUIRE(&p, dto_attr(&p, &a) == 0);
-    a.max_request_dtos = 64;
-    a.max_recv_dtos = 64;
-    a.max_rdma_read_out = 16;
-    a.max_rdma_read_in = 16;
-    PREQUIRE(&p, new_evd(&p, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG, 256, &p.req_evd) == 0);
-    PREQUIRE(&p, new_evd(&p, DAT_EVD_DTO_FLAG, 256, &p.recv_evd) == 0);
-    PREQUIRE(&p, pair_connect(&p, &a) == 0);
+    int ok;
+    enum { CH = STREAM_CH, BATCH = 30, ROUNDS = 3 };
+    stream_start(&p, &ok);
+    if (!ok)
+        return;
     if (p.server) {
-        struct mr rx, reg;
-        DAT_RMR_TRIPLET r;
-        PREQUIRE(&p, post_recvs(&p, p.ep, &rx, 64, CH, 0) == 0);
-        PREQUIRE(&p, mr_make(p.ia, p.pz, 16 * CH, LRW | RRW, &reg) == DAT_SUCCESS);
-        fill_pat(reg.buf, 16 * CH, 66);
-        r = rtr_of(&reg, 0, 16 * CH);
-        PREQUIRE(&p, tell_rtr(&p, &r) == 0);
         PSYNC(&p, 'r');
         /* every Send arrived, in order */
         for (int i = 0; i < ROUNDS * BATCH / 3; i++)
