@@ -9,7 +9,8 @@
 #   DEVICE      rxe0 | siw0
 #   DAT_PERF    the dat-perf binary (its libdat.so.1 in ../lib)
 #   TESTS       "send_lat write_lat read_lat write_bw" (perftest's names)
-#   LAT_SIZES, BW_SIZES, ITERS, DEPTH (bandwidth: operations in flight)
+#   LAT_SIZES, BW_SIZES, ITERS (latency), BW_ITERS (bandwidth), DEPTH
+#               (bandwidth: operations in flight)
 #   REPS        rounds: every pair runs REPS times, raw and ours alternating
 #               (TCG's timing drifts from one run to the next)
 # dat-perf waits as perftest does: ib_write_lat spins on the last byte of
@@ -28,7 +29,8 @@ DEVICE=${DEVICE:-rxe0}
 TESTS=${TESTS:-send_lat write_lat read_lat write_bw}
 LAT_SIZES=${LAT_SIZES:-8 4096}
 BW_SIZES=${BW_SIZES:-65536}
-ITERS=${ITERS:-1000}
+ITERS=${ITERS:-10000}
+BW_ITERS=${BW_ITERS:-1000}
 DEPTH=${DEPTH:-16}
 REPS=${REPS:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
@@ -64,13 +66,13 @@ port=18600
 raw() {  # test size
     port=$((port + 1))
     log=logs/raw.$1.$2.$rep
-    extra=
-    case $1 in *_bw) extra="-t $DEPTH" ;; esac
+    extra= n=$ITERS
+    case $1 in *_bw) extra="-t $DEPTH" n=$BW_ITERS ;; esac
     # -F: TCG's CPU frequency readings disagree; perftest would stop on that
-    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$ITERS" $extra > "$log.server" 2>&1 &
+    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$n" $extra > "$log.server" 2>&1 &
     spid=$!
     wait_listening $port $spid
-    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$ITERS" $extra $ADDR > "$log.client" 2>&1
+    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$n" $extra $ADDR > "$log.client" 2>&1
     wait $spid
     case $1 in
     *_lat) v=$(awk -v s="$2" '$1 == s && NF >= 5 {print $5}' "$log.client" | tail -n1) ;;
@@ -85,8 +87,8 @@ ours() {  # test size
     port=$((port + 1))
     log=logs/ours.$1.$2.$rep
     op=${1%_*} mode=--${1#*_}
-    extra=
-    [ "$mode" = --bw ] && extra="--depth $DEPTH"
+    extra= n=$ITERS
+    [ "$mode" = --bw ] && extra="--depth $DEPTH" n=$BW_ITERS
     [ "$1" = write_lat ] && extra="--wait mem"
     # perftest's server idles through ib_read_lat and ib_write_bw
     case $1 in read_*|write_bw) extra="$extra --peer sleep" ;; esac
@@ -97,7 +99,7 @@ ours() {  # test size
         kill -0 $spid 2>/dev/null || break
         sleep 0.1; n=$((n - 1))
     done
-    timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port -t "$op" $mode -s "$2" -n "$ITERS" $extra \
+    timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port -t "$op" $mode -s "$2" -n "$n" $extra \
         --csv --no-progress $ADDR > "$log.client" 2>&1
     wait $spid
     case $mode in
@@ -109,7 +111,7 @@ ours() {  # test size
 }
 
 touch booted
-echo "verbs-perf-guest: $IA ($data) beside perftest on $DEVICE, $ITERS iterations, $REPS round(s)"
+echo "verbs-perf-guest: $IA ($data) beside perftest on $DEVICE, $ITERS iterations ($BW_ITERS for bandwidth), $REPS round(s)"
 rep=1
 while [ $rep -le "$REPS" ]; do
     for t in $TESTS; do
