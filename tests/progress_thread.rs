@@ -143,6 +143,7 @@ fn a_forked_child_leaves_inherited_queue_pairs_alone() {
         .expect("reg");
     let send = SendWr {
         wr_id: 1,
+        ctx: 0,
         op: SendOp::Send { solicited: false },
         sgl: &[Sge {
             addr: ms.addr,

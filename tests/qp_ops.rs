@@ -79,6 +79,7 @@ fn post(side: &Side, wr_id: u64, op: SendOp, sgl: &[Sge], signaled: bool, fence:
     side.qp
         .post_send(&SendWr {
             wr_id,
+            ctx: 0,
             op,
             sgl,
             signaled,
@@ -388,8 +389,11 @@ fn unsignalled_successes_produce_no_completion() {
     );
     assert_eq!(
         p.wait_wc(&a.scq, "the signalled write"),
-        wc(13, Success, WcOp::RdmaWrite, 100_000, a.num()),
-        "only the signalled request completes"
+        Wc {
+            implicit: 3,
+            ..wc(13, Success, WcOp::RdmaWrite, 100_000, a.num())
+        },
+        "only the signalled request completes, counting the three before it"
     );
     assert_eq!(
         p.wait_wc(&b.rcq, "receive"),
@@ -423,6 +427,7 @@ fn unsignalled_error_still_completes() {
     // (the queue pair is in error), else it is flushed.
     let sent = a.qp.post_send(&SendWr {
         wr_id: 3,
+        ctx: 0,
         op: send(false),
         sgl: &[src.sge(0, 10)],
         signaled: true,
@@ -431,14 +436,17 @@ fn unsignalled_error_still_completes() {
     assert!(matches!(sent, Ok(()) | Err(PostError::State)), "{sent:?}");
     assert_eq!(p.wait_ev(&b.rec, "target breaks"), Got::Broken);
     assert_eq!(p.wait_ev(&a.rec, "initiator breaks"), Got::Broken);
-    let mut want = vec![wc(2, WcStatus::RemoteAccess, WcOp::RdmaWrite, 0, a.num())];
+    let mut want = vec![Wc {
+        implicit: 1,
+        ..wc(2, WcStatus::RemoteAccess, WcOp::RdmaWrite, 0, a.num())
+    }];
     if sent.is_ok() {
         want.push(wc(3, Flushed, WcOp::Send, 0, a.num()));
     }
     let got = p.wait_wcs(&a.scq, want.len(), "send queue");
     assert_eq!(
         got, want,
-        "the unsignalled error completes; the good unsignalled write does not"
+        "the unsignalled error completes; the good unsignalled write before it is counted in it"
     );
     assert_eq!(
         p.wait_wc(&a.rcq, "receive flushed"),
@@ -633,6 +641,7 @@ fn receiver_sees_each_send_only_after_the_preceding_writes_are_in_place() {
             };
             let r = a.qp.post_send(&SendWr {
                 wr_id: next as u64,
+                ctx: 0,
                 op,
                 sgl: &[sge],
                 signaled: true,
@@ -747,6 +756,7 @@ fn many_reads(p: &Pair, n: usize) {
     for (i, &l) in lens.iter().enumerate() {
         a.qp.post_send(&SendWr {
             wr_id: i as u64,
+            ctx: 0,
             op: read_from(&remote, off),
             sgl: &[local.sge(off, l)],
             signaled: true,
@@ -810,6 +820,7 @@ fn posting_beyond_the_queue_depth_is_queue_full() {
         assert_eq!(
             s.qp.post_recv(&RecvWr {
                 wr_id: 4,
+                ctx: 0,
                 sgl: &[m.sge(0, 64)]
             }),
             Err(PostError::QueueFull)
@@ -830,6 +841,7 @@ fn posting_beyond_the_queue_depth_is_queue_full() {
         assert_eq!(
             a.qp.post_send(&SendWr {
                 wr_id: 99,
+                ctx: 0,
                 op,
                 sgl: &[src.sge(0, 10)],
                 signaled: true,
@@ -847,6 +859,7 @@ fn posting_beyond_the_queue_depth_is_queue_full() {
     assert_eq!(
         a.qp.post_recv(&RecvWr {
             wr_id: 4,
+            ctx: 0,
             sgl: &[ra.sge(0, 64)]
         }),
         Err(PostError::QueueFull),
@@ -885,6 +898,7 @@ fn more_sges_than_the_device_max_is_too_many_sge() {
     assert_eq!(
         idle.qp.post_recv(&RecvWr {
             wr_id: 1,
+            ctx: 0,
             sgl: &nine
         }),
         Err(PostError::TooManySge),
@@ -900,6 +914,7 @@ fn more_sges_than_the_device_max_is_too_many_sge() {
         assert_eq!(
             a.qp.post_send(&SendWr {
                 wr_id: 1,
+                ctx: 0,
                 op,
                 sgl: &nine_a,
                 signaled: true,
@@ -912,6 +927,7 @@ fn more_sges_than_the_device_max_is_too_many_sge() {
     assert_eq!(
         b.qp.post_recv(&RecvWr {
             wr_id: 1,
+            ctx: 0,
             sgl: &nine_b
         }),
         Err(PostError::TooManySge)
@@ -953,6 +969,7 @@ fn sge_limits_are_per_queue() {
     assert_eq!(
         a.qp.post_send(&SendWr {
             wr_id: 1,
+            ctx: 0,
             op: write_to(&mb, 0),
             sgl: &three_a,
             signaled: true,
@@ -964,6 +981,7 @@ fn sge_limits_are_per_queue() {
     assert_eq!(
         b.qp.post_recv(&RecvWr {
             wr_id: 2,
+            ctx: 0,
             sgl: &three_b
         }),
         Err(PostError::TooManySge),
@@ -1061,6 +1079,7 @@ fn bad_local_keys_are_protection_errors_and_leave_the_connection_up() {
     let try_send = |op: SendOp, s: Sge| {
         a.qp.post_send(&SendWr {
             wr_id: 1,
+            ctx: 0,
             op,
             sgl: &[src.sge(0, 1), s],
             signaled: true,
@@ -1087,6 +1106,7 @@ fn bad_local_keys_are_protection_errors_and_leave_the_connection_up() {
     assert_eq!(
         a.qp.post_send(&SendWr {
             wr_id: 1,
+            ctx: 0,
             op: read_from(&dst, 0),
             sgl: &[ro.sge(0, 16)],
             signaled: true,
@@ -1102,6 +1122,7 @@ fn bad_local_keys_are_protection_errors_and_leave_the_connection_up() {
     assert_eq!(
         b.qp.post_recv(&RecvWr {
             wr_id: 1,
+            ctx: 0,
             sgl: &[rbad]
         }),
         Err(PostError::Protection(KeyFault::Key))
@@ -1110,6 +1131,7 @@ fn bad_local_keys_are_protection_errors_and_leave_the_connection_up() {
     assert_eq!(
         b.qp.post_recv(&RecvWr {
             wr_id: 1,
+            ctx: 0,
             sgl: &[rro.sge(0, 16)]
         }),
         Err(PostError::Protection(KeyFault::Rights)),
@@ -1207,7 +1229,7 @@ fn rnr_send_held_then_timed_out_completes_receiver_not_ready_and_breaks_both_sid
     assert_eq!(a.qp.state(), QpState::Closed);
     assert_eq!(b.qp.state(), QpState::Closed);
     assert_eq!(
-        b.qp.post_recv(&RecvWr { wr_id: 4, sgl: &[] }),
+        b.qp.post_recv(&RecvWr { wr_id: 4, ctx: 0, sgl: &[] }),
         Err(PostError::State)
     );
     assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
@@ -1764,6 +1786,7 @@ fn peer_killed_mid_transfer_flushes_every_outstanding_request_once_and_reports_d
     assert_eq!(
         a.qp.post_send(&SendWr {
             wr_id: 1,
+            ctx: 0,
             op: send(false),
             sgl: &[],
             signaled: true,
@@ -1993,6 +2016,7 @@ fn graceful_disconnect_reports_disconnected_on_both_sides_and_flushes_receives()
         assert_eq!(
             s.qp.post_send(&SendWr {
                 wr_id: 1,
+                ctx: 0,
                 op: send(false),
                 sgl: &[],
                 signaled: true,
@@ -2001,7 +2025,7 @@ fn graceful_disconnect_reports_disconnected_on_both_sides_and_flushes_receives()
             Err(PostError::State)
         );
         assert_eq!(
-            s.qp.post_recv(&RecvWr { wr_id: 1, sgl: &[] }),
+            s.qp.post_recv(&RecvWr { wr_id: 1, ctx: 0, sgl: &[] }),
             Err(PostError::State)
         );
     }

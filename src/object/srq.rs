@@ -173,6 +173,7 @@ impl Srq {
             .map_err(|_| DatError::resources(Sub::None))?;
         match self.srq.post_recv(&RecvWr {
             wr_id: cookie,
+            ctx: 0,
             sgl: &buf[..n],
         }) {
             Ok(()) => Ok(()),

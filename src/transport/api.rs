@@ -4,8 +4,9 @@
 //! memory registration, [`CompletionQueue`]s, [`QueuePair`]s and [`Listener`]s.
 //!
 //! Invariants: posting borrows the scatter list and allocates nothing; every
-//! posted work request completes exactly once (unsignalled successful sends
-//! excepted), in posting order per queue; [`CompletionQueue::poll`] never
+//! posted work request completes exactly once (an unsignalled successful send
+//! is counted in the next completion of its queue instead), in posting
+//! order per queue, and returns its poster's `ctx`; [`CompletionQueue::poll`] never
 //! blocks. A transport never sees DAT objects, handles or events, and the
 //! DAT layer never sees sockets. The whole contract: docs/transport.md.
 
@@ -141,9 +142,16 @@ pub enum SendOp {
 pub struct SendWr<'a> {
     /// Returned in the completion (the DAT cookie).
     pub wr_id: u64,
+    /// The poster's own word about the request, returned in its
+    /// completion beside `wr_id` (the DAT layer keeps the post's flags
+    /// there, so that it needs no record of its own per request).
+    pub ctx: u64,
     pub op: SendOp,
     pub sgl: &'a [Sge],
-    /// Produce a completion on success too (errors always complete).
+    /// Produce a completion on success too (errors always complete). An
+    /// unsignalled request that succeeds is counted in the
+    /// [`Wc::implicit`] of the next completion of its send queue; a
+    /// transport may complete it anyway (it then reports it as signalled).
     pub signaled: bool,
     /// Start only after every earlier RDMA Read of this queue pair completed.
     pub fence: bool,
@@ -153,6 +161,8 @@ pub struct SendWr<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct RecvWr<'a> {
     pub wr_id: u64,
+    /// As [`SendWr::ctx`].
+    pub ctx: u64,
     pub sgl: &'a [Sge],
 }
 
@@ -160,6 +170,8 @@ pub struct RecvWr<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct BindWr {
     pub wr_id: u64,
+    /// As [`SendWr::ctx`].
+    pub ctx: u64,
     pub window: WindowId,
     /// The registration (its local key) and the part of it to expose.
     pub lkey: u32,
@@ -256,6 +268,14 @@ pub enum WcStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wc {
     pub wr_id: u64,
+    /// The work request's [`SendWr::ctx`] / [`RecvWr::ctx`].
+    pub ctx: u64,
+    /// A send-queue completion: how many unsignalled requests posted
+    /// before this one on the same send queue succeeded without a
+    /// completion of their own since the queue's previous completion
+    /// (verbs' rule: a completion implies that every request posted before
+    /// it is done). 0 for receives.
+    pub implicit: u32,
     pub status: WcStatus,
     pub op: WcOp,
     /// Bytes transferred (for receives: bytes placed).
@@ -271,6 +291,8 @@ impl Wc {
     /// in replaces it; its status says nothing completed).
     pub const BLANK: Wc = Wc {
         wr_id: 0,
+        ctx: 0,
+        implicit: 0,
         status: WcStatus::Fatal,
         op: WcOp::Send,
         byte_len: 0,

@@ -305,6 +305,8 @@ pub fn wait_request(devs: &[&Arc<IwarpDevice>], rec: &Rec, what: &str) -> Reques
 pub fn wc(wr_id: u64, status: WcStatus, op: WcOp, byte_len: u64, qp: QpNum) -> Wc {
     Wc {
         wr_id,
+        ctx: 0,
+        implicit: 0,
         status,
         op,
         byte_len,
@@ -437,6 +439,7 @@ impl Side {
         self.qp
             .post_send(&SendWr {
                 wr_id,
+                ctx: 0,
                 op,
                 sgl,
                 signaled: true,
@@ -447,7 +450,7 @@ impl Side {
 
     pub fn post_recv(&self, wr_id: u64, sgl: &[Sge]) {
         self.qp
-            .post_recv(&RecvWr { wr_id, sgl })
+            .post_recv(&RecvWr { wr_id, ctx: 0, sgl })
             .unwrap_or_else(|e| panic!("post_recv {wr_id}: {e:?}"));
     }
 

@@ -296,6 +296,7 @@ pub(crate) fn post_send(qp: &dyn QueuePair, wr_id: u64, op: SendOp, s: Sge) -> R
     loop {
         match qp.post_send(&SendWr {
             wr_id,
+            ctx: 0,
             op,
             sgl: &[s],
             signaled: true,
@@ -309,7 +310,7 @@ pub(crate) fn post_send(qp: &dyn QueuePair, wr_id: u64, op: SendOp, s: Sge) -> R
 }
 
 pub(crate) fn post_recv(qp: &dyn QueuePair, wr_id: u64, s: Sge) -> R<()> {
-    qp.post_recv(&RecvWr { wr_id, sgl: &[s] })
+    qp.post_recv(&RecvWr { wr_id, ctx: 0, sgl: &[s] })
         .map_err(|e| format!("post_recv: {e:?}"))
 }
 

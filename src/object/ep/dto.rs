@@ -1,9 +1,13 @@
 //! Posting sends, receives, RDMA and binds, and turning their completions
 //! into DAT events.
 //!
-//! Invariant: each post's flags (and a bind's RMR) are remembered in the
-//! order its queue pair completes them (`req_posts`, `recv_posts`); posters
-//! take turns per queue (`req_order`, `recv_order`) to keep that order.
+//! Each post's flags (and a bind's RMR) travel with its work request
+//! ([`SendWr::ctx`]) and come back in its completion, so the EP keeps no
+//! record per request and posters take no lock to keep one in order.
+//! Successful SUPPRESS Sends and RDMA Writes are posted unsignalled (as
+//! OFED's dapl does), except the one that takes an EP's last request slot:
+//! its completion, suppressed in turn, gives back the slots of the
+//! unsignalled requests before it ([`Wc::implicit`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -28,12 +32,19 @@ use super::{state_error, Ep, EpAttr, EpState, WorkQueue};
 /// The `DAT_COMPLETION_*_FLAG` bits a post may carry.
 const POST_FLAGS: u32 = 0x0f;
 
-/// What a posted request was, remembered until its completion.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct PostInfo {
-    flags: u32,
-    /// A bind: the RMR, whose binding becomes valid on success.
-    rmr: Option<Handle>,
+/// A post's word in its work request ([`SendWr::ctx`]): its completion
+/// flags in the low four bits, a bind's RMR handle (32-byte aligned) above.
+fn post_ctx(flags: u32, rmr: Option<Handle>) -> u64 {
+    let h = rmr.map_or(0, |h| h.addr() as u64);
+    debug_assert_eq!(h & u64::from(POST_FLAGS), 0);
+    h | u64::from(flags & POST_FLAGS)
+}
+
+/// The flags and RMR [`post_ctx`] packed.
+fn post_info(ctx: u64) -> (u32, Option<Handle>) {
+    let flags = (ctx & u64::from(POST_FLAGS)) as u32;
+    let h = (ctx & !u64::from(POST_FLAGS)) as usize;
+    (flags, (h != 0).then(|| Handle::from_addr(h)))
 }
 
 /// The EP configuration a post reads.
@@ -82,12 +93,17 @@ fn post_error(e: PostError, input: Input) -> DatError {
 impl Ep {
     /// Releases a DTO slot (an event carrying it was dequeued).
     pub(crate) fn release(&self, queue: WorkQueue) {
+        self.release_n(queue, 1);
+    }
+
+    /// Releases `n` DTO slots.
+    fn release_n(&self, queue: WorkQueue, n: i32) {
         let c = match queue {
             WorkQueue::Receive => &self.recv_out,
             WorkQueue::Request => &self.req_out,
         };
         let _ = c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
-            Some((v - 1).max(0))
+            Some((v - n).max(0))
         });
     }
 
@@ -102,11 +118,7 @@ impl Ep {
                 return None;
             }
             let srq = self.srq_handle;
-            let post_flags = if srq.is_some() {
-                0
-            } else {
-                lock_anyway(&self.recv_posts).pop_front().unwrap_or(0)
-            };
+            let (post_flags, _) = post_info(wc.ctx);
             let ep_flags = self.recv_flags.load(Ordering::Acquire);
             let notify = !ok
                 || if ep_flags & COMPLETION_SOLICITED_WAIT != 0 {
@@ -136,23 +148,22 @@ impl Ep {
         if stream == WorkQueue::Receive {
             return None;
         }
-        let info = lock_anyway(&self.req_posts)
-            .pop_front()
-            .unwrap_or(PostInfo {
-                flags: 0,
-                rmr: None,
-            });
-        if let Some(rmr) = info.rmr {
+        // Unsignalled SUPPRESS posts done before this one.
+        if wc.implicit > 0 {
+            self.release_n(WorkQueue::Request, wc.implicit as i32);
+        }
+        let (flags, rmr) = post_info(wc.ctx);
+        if let Some(rmr) = rmr {
             if let Some(r) = handle::get::<Rmr>(rmr.addr()) {
                 r.bind_completed(ok);
             }
         }
-        if ok && info.flags & COMPLETION_SUPPRESS != 0 {
+        if ok && flags & COMPLETION_SUPPRESS != 0 {
             self.release(WorkQueue::Request);
             return None;
         }
-        let notify = !ok || info.flags & COMPLETION_UNSIGNALLED == 0;
-        let data = match info.rmr {
+        let notify = !ok || flags & COMPLETION_UNSIGNALLED == 0;
+        let data = match rmr {
             Some(rmr) => EventData::RmrBind {
                 rmr,
                 cookie: wc.wr_id,
@@ -165,7 +176,7 @@ impl Ep {
                 length: if ok { wc.byte_len } else { 0 },
             },
         };
-        let number = if info.rmr.is_some() {
+        let number = if rmr.is_some() {
             event::RMR_BIND_COMPLETION
         } else {
             event::DTO_COMPLETION
@@ -215,7 +226,8 @@ impl Ep {
         Ok(())
     }
 
-    fn take_slot(&self, queue: WorkQueue) -> Result<()> {
+    /// Takes a DTO slot; true if it was the last free one.
+    fn take_slot(&self, queue: WorkQueue) -> Result<bool> {
         let (c, max) = match queue {
             WorkQueue::Receive => (&self.recv_out, &self.recv_max),
             WorkQueue::Request => (&self.req_out, &self.req_max),
@@ -224,18 +236,19 @@ impl Ep {
         c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
             (v < max).then_some(v + 1)
         })
-        .map(|_| ())
+        .map(|v| v + 1 >= max)
         .map_err(|_| DatError::resources(Sub::None))
     }
 
-    /// A request slot. When all are taken, the completions waiting in the
-    /// request EVD's CQ are translated first and the slot is tried again:
-    /// a successful SUPPRESS post gives its slot back when it completes
-    /// (§3.6), and the consumer, who gets no event for it, may never poll
-    /// that EVD. (Slots of reported completions stay taken until dequeued.)
-    fn take_request_slot(&self) -> Result<()> {
-        if self.take_slot(WorkQueue::Request).is_ok() {
-            return Ok(());
+    /// A request slot; true if it was the last free one. When all are
+    /// taken, the completions waiting in the request EVD's CQ are
+    /// translated first and the slot is tried again: a successful SUPPRESS
+    /// post gives its slot back when it completes (§3.6), and the consumer,
+    /// who gets no event for it, may never poll that EVD. (Slots of
+    /// reported completions stay taken until dequeued.)
+    fn take_request_slot(&self) -> Result<bool> {
+        if let Ok(last) = self.take_slot(WorkQueue::Request) {
+            return Ok(last);
         }
         let evd = lock_anyway(&self.inner).req_evd.clone();
         if let Some(evd) = evd {
@@ -341,41 +354,34 @@ impl Ep {
             n = used;
         }
         let sgl = &buf[..n];
-        self.submit(&qp, cookie, flags, None, |qp| {
+        let ctx = post_ctx(flags, None);
+        self.submit(&qp, cookie, None, |qp, last| {
             qp.post_send(&SendWr {
                 wr_id: cookie,
+                ctx,
                 op,
                 sgl,
-                signaled: true,
+                // A successful SUPPRESS post has no completion to report;
+                // the one in the last slot has, to free those before it.
+                signaled: flags & COMPLETION_SUPPRESS == 0 || last,
                 fence: flags & COMPLETION_BARRIER_FENCE != 0,
             })
             .map(|_| ())
         })
     }
 
-    /// Takes a slot, remembers the post, hands it to the transport; a
-    /// queue pair that closed meanwhile flushes it.
+    /// Takes a slot and hands the post to the transport (`post` is told
+    /// whether the slot was the last free one); a queue pair that closed
+    /// meanwhile flushes it.
     fn submit(
         &self,
         qp: &Arc<dyn QueuePair>,
         cookie: u64,
-        flags: u32,
         rmr: Option<Handle>,
-        post: impl FnOnce(&Arc<dyn QueuePair>) -> std::result::Result<(), PostError>,
+        post: impl FnOnce(&Arc<dyn QueuePair>, bool) -> std::result::Result<(), PostError>,
     ) -> Result<()> {
-        self.take_request_slot()?;
-        // Two threads posting at once would otherwise remember their posts
-        // in one order and hand them to the queue pair in the other: each
-        // completion would then be translated with the other's flags (a
-        // SUPPRESS post reported, the other lost) or RMR.
-        let order = lock_anyway(&self.req_order);
-        lock_anyway(&self.req_posts).push_back(PostInfo { flags, rmr });
-        let posted = post(qp);
-        if posted.is_err() {
-            // Still ours: nobody else pushed since.
-            lock_anyway(&self.req_posts).pop_back();
-        }
-        drop(order);
+        let last = self.take_request_slot()?;
+        let posted = post(qp, last);
         match posted {
             Ok(()) => {
                 self.drain_sink();
@@ -453,11 +459,9 @@ impl Ep {
                 let n = cq.poll(&mut wcs);
                 for wc in &wcs[..n] {
                     if wc.op == WcOp::Recv {
-                        lock_anyway(&self.recv_posts).pop_front();
                         self.release(WorkQueue::Receive);
                     } else {
-                        lock_anyway(&self.req_posts).pop_front();
-                        self.release(WorkQueue::Request);
+                        self.release_n(WorkQueue::Request, 1 + wc.implicit as i32);
                     }
                 }
                 if n < wcs.len() {
@@ -508,17 +512,11 @@ impl Ep {
             return self.flush_now(WorkQueue::Receive, cookie, None);
         };
         self.take_slot(WorkQueue::Receive)?;
-        // As in `submit`: remembered in the queue pair's order.
-        let order = lock_anyway(&self.recv_order);
-        lock_anyway(&self.recv_posts).push_back(flags);
         let posted = qp.post_recv(&RecvWr {
             wr_id: cookie,
+            ctx: post_ctx(flags, None),
             sgl: &buf[..n],
         });
-        if posted.is_err() {
-            lock_anyway(&self.recv_posts).pop_back();
-        }
-        drop(order);
         match posted {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -567,9 +565,11 @@ impl BindQueue for Ep {
             return Err(state_error(state));
         };
         let mut key = 0;
-        self.submit(&qp, cookie, flags, Some(rmr.handle), |qp| {
+        let ctx = post_ctx(flags, Some(rmr.handle));
+        self.submit(&qp, cookie, Some(rmr.handle), |qp, _| {
             qp.post_bind(&BindWr {
                 wr_id: cookie,
+                ctx,
                 window: rmr.window(),
                 lkey: seg.lmr_context,
                 addr: seg.addr,

@@ -7,7 +7,6 @@
 //! thread). Posts are remembered in the queue pair's order, and a DTO holds
 //! one `max_*_dtos` slot until its completion is dequeued.
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -32,7 +31,6 @@ use attr::field;
 pub use attr::EpAttr;
 use cm::EpCm;
 pub(crate) use cm::NON_PEER_MARK;
-use dto::PostInfo;
 pub use dto::Request;
 
 /// One of an EP's two work queues: requests (sends, RDMA, binds) or
@@ -194,15 +192,6 @@ pub struct Ep {
     recv_out: AtomicI32,
     req_max: AtomicI32,
     recv_max: AtomicI32,
-    req_posts: Mutex<VecDeque<PostInfo>>,
-    recv_posts: Mutex<VecDeque<u32>>,
-    /// Held from `req_posts.push_back` until the queue pair took (or
-    /// refused) the work request: concurrent posters cannot interleave.
-    /// Taken before `req_posts` and the queue pair's own lock, never under
-    /// them.
-    req_order: Mutex<()>,
-    /// The same for receives (`recv_posts`).
-    recv_order: Mutex<()>,
     /// Completion flags of the two streams (translation reads them).
     recv_flags: AtomicU32,
     /// The SRQ the EP receives from (fixed at creation).
@@ -332,8 +321,6 @@ impl Ep {
         conn: Option<Arc<dyn EpEvd>>,
         srq: Option<Arc<Srq>>,
     ) -> Arc<Ep> {
-        let req_cap = usize::try_from(attr.max_request_dtos.max(1)).unwrap_or(1);
-        let recv_cap = usize::try_from(attr.max_recv_dtos.max(1)).unwrap_or(1);
         Arc::new_cyclic(|me| Ep {
             handle,
             ia: ia.clone(),
@@ -342,10 +329,6 @@ impl Ep {
             recv_out: AtomicI32::new(0),
             req_max: AtomicI32::new(attr.max_request_dtos),
             recv_max: AtomicI32::new(attr.max_recv_dtos),
-            req_posts: Mutex::new(VecDeque::with_capacity(req_cap)),
-            recv_posts: Mutex::new(VecDeque::with_capacity(recv_cap)),
-            req_order: Mutex::new(()),
-            recv_order: Mutex::new(()),
             recv_flags: AtomicU32::new(attr.recv_completion_flags),
             srq_handle: srq.as_ref().map(|s| s.handle),
             has_sink: AtomicBool::new(false),
@@ -638,8 +621,6 @@ impl Ep {
         for e in [&i.req_evd, &i.recv_evd].into_iter().flatten() {
             e.detach(qp.num());
         }
-        lock_anyway(&self.req_posts).clear();
-        lock_anyway(&self.recv_posts).clear();
         self.req_out.store(0, Ordering::Release);
         self.recv_out.store(0, Ordering::Release);
         Some(qp)

@@ -84,6 +84,8 @@ impl IwarpQp {
             if conn.post_recv(&e.as_wr(), &dev.keys).is_err() {
                 sink(Wc {
                     wr_id: e.wr_id(),
+                    ctx: e.ctx(),
+                    implicit: 0,
                     status: WcStatus::LocalProtection,
                     op: WcOp::Recv,
                     byte_len: 0,

@@ -134,7 +134,7 @@ impl QueuePair for IwarpQp {
         drop(windows);
         let mut sink = self.sink();
         up.conn
-            .post_bind(wr.wr_id, wr.signaled, WcStatus::Success, &mut sink)?;
+            .post_bind(wr.wr_id, wr.ctx, wr.signaled, WcStatus::Success, &mut sink)?;
         Ok(rkey)
     }
 

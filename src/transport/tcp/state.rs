@@ -459,6 +459,8 @@ impl IwarpQp {
         while let Some(e) = inner.pre_recv.pop() {
             sink(Wc {
                 wr_id: e.wr_id(),
+                ctx: e.ctx(),
+                implicit: 0,
                 status: WcStatus::Flushed,
                 op: WcOp::Recv,
                 byte_len: 0,

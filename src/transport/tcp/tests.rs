@@ -207,6 +207,7 @@ fn progress_thread_serves_an_idle_target() {
     let dmr = reg(&a, &dst);
     a.qp.post_send(&SendWr {
         wr_id: 1,
+        ctx: 0,
         op: SendOp::RdmaWrite {
             remote_addr: tmr.addr + 50_000,
             rkey: tmr.rkey,
@@ -218,6 +219,7 @@ fn progress_thread_serves_an_idle_target() {
     .expect("write");
     a.qp.post_send(&SendWr {
         wr_id: 2,
+        ctx: 0,
         op: SendOp::RdmaRead {
             remote_addr: tmr.addr,
             rkey: tmr.rkey,
@@ -293,7 +295,7 @@ fn shared_receive_queue_feeds_two_queue_pairs_in_posting_order() {
     let (a1, a2) = (side(&da), side(&da));
     let (b1, b2) = (side_srq(&db, pd, &srq), side_srq(&db, pd, &srq));
     assert_eq!(
-        b1.qp.post_recv(&RecvWr { wr_id: 1, sgl: &[] }),
+        b1.qp.post_recv(&RecvWr { wr_id: 1, ctx: 0, sgl: &[] }),
         Err(PostError::Unsupported),
         "receives go to the shared queue"
     );
@@ -304,6 +306,7 @@ fn shared_receive_queue_feeds_two_queue_pairs_in_posting_order() {
     for (i, mr) in mrs.iter().enumerate() {
         srq.post_recv(&RecvWr {
             wr_id: 100 + i as u64,
+            ctx: 0,
             sgl: &[sge(mr, 1000)],
         })
         .expect("post");
@@ -352,6 +355,7 @@ fn shared_receive_queue_empty_holds_the_send_until_a_receive_is_posted() {
     let dmr = reg(&b, &dst);
     srq.post_recv(&RecvWr {
         wr_id: 9,
+        ctx: 0,
         sgl: &[sge(&dmr, 5000)],
     })
     .expect("post");
@@ -379,6 +383,7 @@ fn window_bind_grants_remote_access_and_unbind_revokes_it() {
     let rkey =
         b.qp.post_bind(&BindWr {
             wr_id: 7,
+            ctx: 0,
             window: w,
             lkey: tmr.lkey,
             addr: tmr.addr + 4096,
@@ -404,6 +409,7 @@ fn window_bind_grants_remote_access_and_unbind_revokes_it() {
     let write = |wr_id, rkey, off: u64, len| {
         a.qp.post_send(&SendWr {
             wr_id,
+            ctx: 0,
             op: SendOp::RdmaWrite {
                 remote_addr: tmr.addr + off,
                 rkey,
@@ -425,6 +431,7 @@ fn window_bind_grants_remote_access_and_unbind_revokes_it() {
     let zero =
         b.qp.post_bind(&BindWr {
             wr_id: 8,
+            ctx: 0,
             window: w,
             lkey: tmr.lkey,
             addr: 0,
@@ -456,6 +463,7 @@ fn an_acknowledgement_left_by_a_poller_that_stops_still_goes_out() {
     let md = reg(b, &dst);
     b.qp.post_recv(&RecvWr {
         wr_id: 5,
+        ctx: 0,
         sgl: &[sge(&md, 64)],
     })
     .expect("recv");
@@ -530,6 +538,7 @@ fn ipv6_connection_moves_data() {
     let md = reg(&b, &dst);
     b.qp.post_recv(&RecvWr {
         wr_id: 1,
+        ctx: 0,
         sgl: &[sge(&md, 3000)],
     })
     .expect("recv");
@@ -560,12 +569,14 @@ fn the_data_path_allocates_nothing() {
     let round = |i: u64| {
         b.qp.post_recv(&RecvWr {
             wr_id: i,
+            ctx: 0,
             sgl: &[sge(&md, 3000)],
         })
         .expect("recv");
         send(a, i, &ms, 3000);
         a.qp.post_send(&SendWr {
             wr_id: i + 1000,
+            ctx: 0,
             op: SendOp::RdmaWrite {
                 remote_addr: mt.addr,
                 rkey: mt.rkey,
@@ -580,6 +591,8 @@ fn the_data_path_allocates_nothing() {
         let end = Instant::now() + DEADLINE;
         let mut out = [Wc {
             wr_id: 0,
+            ctx: 0,
+            implicit: 0,
             status: WcStatus::Fatal,
             op: WcOp::Send,
             byte_len: 0,
@@ -683,11 +696,13 @@ fn send_recv(len: usize) {
     let (ms, md) = (reg(a, &src), reg(b, &dst));
     b.qp.post_recv(&RecvWr {
         wr_id: 9,
+        ctx: 0,
         sgl: &[sge(&md, dst.len())],
     })
     .expect("recv");
     a.qp.post_send(&SendWr {
         wr_id: 5,
+        ctx: 0,
         op: SendOp::Send { solicited: false },
         sgl: &[sge(&ms, len)],
         signaled: true,
@@ -733,6 +748,7 @@ fn rdma_write_and_read_1_mib() {
     let devs = [&a.dev, &b.dev];
     a.qp.post_send(&SendWr {
         wr_id: 1,
+        ctx: 0,
         op: SendOp::RdmaWrite {
             remote_addr: mr.addr,
             rkey: mr.rkey,
@@ -747,6 +763,7 @@ fn rdma_write_and_read_1_mib() {
     assert!(remote == src, "written bytes");
     a.qp.post_send(&SendWr {
         wr_id: 2,
+        ctx: 0,
         op: SendOp::RdmaRead {
             remote_addr: mr.addr,
             rkey: mr.rkey,
@@ -774,11 +791,13 @@ fn sixteen_queue_pairs_at_once() {
         let (ms, md) = (reg(a, s), reg(b, d));
         b.qp.post_recv(&RecvWr {
             wr_id: 1,
+            ctx: 0,
             sgl: &[sge(&md, d.len())],
         })
         .expect("recv");
         a.qp.post_send(&SendWr {
             wr_id: 2,
+            ctx: 0,
             op: SendOp::Send { solicited: false },
             sgl: &[sge(&ms, s.len())],
             signaled: true,
@@ -803,6 +822,7 @@ fn disconnect_flushes_outstanding_receives() {
     for id in 0..3 {
         b.qp.post_recv(&RecvWr {
             wr_id: id,
+            ctx: 0,
             sgl: &[sge(&md, 64)],
         })
         .expect("recv");
@@ -827,11 +847,13 @@ fn abrupt_disconnect_sends_the_acknowledgements_it_owes() {
     let (ms, md) = (reg(a, &src), reg(b, &dst));
     b.qp.post_recv(&RecvWr {
         wr_id: 1,
+        ctx: 0,
         sgl: &[sge(&md, 64)],
     })
     .expect("recv");
     a.qp.post_send(&SendWr {
         wr_id: 2,
+        ctx: 0,
         op: SendOp::Send { solicited: false },
         sgl: &[sge(&ms, 64)],
         signaled: true,
@@ -866,6 +888,7 @@ fn graceful_disconnect_lets_queued_work_finish() {
     // Unsignalled: only the close waits for its acknowledgement.
     a.qp.post_send(&SendWr {
         wr_id: 1,
+        ctx: 0,
         op: SendOp::RdmaWrite {
             remote_addr: tmr.addr,
             rkey: tmr.rkey,
@@ -879,6 +902,7 @@ fn graceful_disconnect_lets_queued_work_finish() {
     assert_eq!(
         a.qp.post_send(&SendWr {
             wr_id: 2,
+            ctx: 0,
             op: SendOp::Send { solicited: false },
             sgl: &[],
             signaled: true,
@@ -896,6 +920,8 @@ fn graceful_disconnect_lets_queued_work_finish() {
     assert_eq!(wait_ev(&devs, &b.rec), Got::Disconnected);
     let mut out = [Wc {
         wr_id: 0,
+        ctx: 0,
+        implicit: 0,
         status: WcStatus::Fatal,
         op: WcOp::Send,
         byte_len: 0,
@@ -913,6 +939,7 @@ fn abrupt_disconnect_disconnects_the_peer_and_flushes() {
     let md = reg(b, &dst);
     b.qp.post_recv(&RecvWr {
         wr_id: 7,
+        ctx: 0,
         sgl: &[sge(&md, 64)],
     })
     .expect("recv");
@@ -926,6 +953,7 @@ fn abrupt_disconnect_disconnects_the_peer_and_flushes() {
     assert_eq!(
         a.qp.post_send(&SendWr {
             wr_id: 1,
+            ctx: 0,
             op: SendOp::Send { solicited: false },
             sgl: &[],
             signaled: true,
@@ -1006,6 +1034,7 @@ fn cq_wait_fd_wakes_when_the_peer_sends() {
     let (ms, md) = (reg(a, &src), reg(b, &dst));
     b.qp.post_recv(&RecvWr {
         wr_id: 3,
+        ctx: 0,
         sgl: &[sge(&md, dst.len())],
     })
     .expect("recv");
@@ -1028,6 +1057,7 @@ fn cq_wait_fd_wakes_when_the_peer_sends() {
     std::thread::sleep(Duration::from_millis(50));
     a.qp.post_send(&SendWr {
         wr_id: 4,
+        ctx: 0,
         op: SendOp::Send { solicited: false },
         sgl: &[sge(&ms, src.len())],
         signaled: true,
@@ -1038,6 +1068,8 @@ fn cq_wait_fd_wakes_when_the_peer_sends() {
     assert!(woke && after < DEADLINE, "woke after {after:?}");
     let mut out = [Wc {
         wr_id: 0,
+        ctx: 0,
+        implicit: 0,
         status: WcStatus::Fatal,
         op: WcOp::Send,
         byte_len: 0,
@@ -1058,6 +1090,8 @@ fn cq_wait_fd_wakes_when_the_peer_sends() {
 fn try_wc(cq: &Arc<dyn CompletionQueue>) -> Option<Wc> {
     let mut out = [Wc {
         wr_id: 0,
+        ctx: 0,
+        implicit: 0,
         status: WcStatus::Fatal,
         op: WcOp::Send,
         byte_len: 0,
@@ -1070,6 +1104,7 @@ fn try_wc(cq: &Arc<dyn CompletionQueue>) -> Option<Wc> {
 fn send(s: &Side, wr_id: u64, mr: &MemoryRegion, len: usize) {
     s.qp.post_send(&SendWr {
         wr_id,
+        ctx: 0,
         op: SendOp::Send { solicited: false },
         sgl: &[sge(mr, len)],
         signaled: true,
@@ -1097,6 +1132,7 @@ fn rnr_send_waits_for_a_receive_posted_in_time() {
     assert_eq!(b.qp.state(), QpState::Connected);
     b.qp.post_recv(&RecvWr {
         wr_id: 2,
+        ctx: 0,
         sgl: &[sge(&md, dst.len())],
     })
     .expect("recv");
@@ -1125,6 +1161,7 @@ fn rnr_timeout_terminates_and_the_send_completes_receiver_not_ready() {
     let ma = reg(a, &dst);
     a.qp.post_recv(&RecvWr {
         wr_id: 30,
+        ctx: 0,
         sgl: &[sge(&ma, 64)],
     })
     .expect("recv");
@@ -1158,7 +1195,7 @@ fn rnr_timeout_terminates_and_the_send_completes_receiver_not_ready() {
         "nothing was posted on the receiver"
     );
     assert_eq!(
-        b.qp.post_recv(&RecvWr { wr_id: 4, sgl: &[] }),
+        b.qp.post_recv(&RecvWr { wr_id: 4, ctx: 0, sgl: &[] }),
         Err(PostError::State)
     );
     assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
@@ -1175,6 +1212,7 @@ fn cq_overrun_breaks_the_queue_pair() {
     for id in [1, 2] {
         b.qp.post_recv(&RecvWr {
             wr_id: id,
+            ctx: 0,
             sgl: &[sge(&md, 32)],
         })
         .expect("recv");
@@ -1315,6 +1353,7 @@ fn a_receive_into_memory_made_read_only_does_not_complete_successfully() {
     let ms = reg(a, &src);
     b.qp.post_recv(&RecvWr {
         wr_id: 9,
+        ctx: 0,
         sgl: &[sge(&md, 2 * page)],
     })
     .expect("recv");

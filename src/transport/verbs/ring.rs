@@ -19,10 +19,16 @@ use crate::transport::api::{Wc, WcOp, WcStatus};
 #[derive(Clone, Copy)]
 struct Slot {
     cookie: u64,
+    ctx: u64,
     len: u64,
     op: WcOp,
     /// Posted, its completion not handed out yet.
     busy: bool,
+    /// Posted with a completion of its own on success.
+    signaled: bool,
+    /// Unsignalled and done: a later request of the queue completed
+    /// (verbs: everything posted before a completed request is done).
+    implicit: bool,
     /// The ring's generation when it was posted.
     gen: u8,
 }
@@ -56,21 +62,28 @@ struct Inner {
     /// handed out.
     ready: Vec<Option<Wc>>,
     gen: u8,
+    /// Implicitly done requests taken off the front since the last
+    /// completion handed out (its [`Wc::implicit`]).
+    implicit: u32,
 }
 
 /// What a completion's slot held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Done {
     pub cookie: u64,
+    pub ctx: u64,
     pub len: u64,
     pub op: WcOp,
 }
 
 const BLANK: Slot = Slot {
     cookie: 0,
+    ctx: 0,
     len: 0,
     op: WcOp::Send,
     busy: false,
+    signaled: true,
+    implicit: false,
     gen: 0,
 };
 
@@ -101,6 +114,7 @@ impl Ring {
                 queue: VecDeque::with_capacity(depth),
                 ready: vec![None; depth],
                 gen: 0,
+                implicit: 0,
             }),
         }
     }
@@ -112,14 +126,20 @@ impl Ring {
 
     /// Takes a slot for a work request and runs `post` with its verbs id,
     /// under the ring's lock (so posts keep their order); the slot is
-    /// given back if `post` fails. `None`: no free slot.
+    /// given back if `post` fails. `None`: no free slot. An unsignalled
+    /// request (only on an ordered ring) is done once a later one of the
+    /// ring completes.
+    #[allow(clippy::too_many_arguments)]
     pub fn post<E>(
         &self,
         cookie: u64,
+        ctx: u64,
         len: u64,
         op: WcOp,
+        signaled: bool,
         post: impl FnOnce(u64) -> Result<(), E>,
     ) -> Option<Result<(), E>> {
+        debug_assert!(signaled || self.ordered);
         let mut g = lock_anyway(&self.inner);
         let slot = g.free.pop()?;
         let gen = g.gen;
@@ -130,9 +150,12 @@ impl Ring {
         }
         g.slots[slot as usize] = Slot {
             cookie,
+            ctx,
             len,
             op,
             busy: true,
+            signaled,
+            implicit: false,
             gen,
         };
         if self.ordered {
@@ -160,16 +183,35 @@ impl Ring {
         let Some(s) = g.slots.get(slot).copied() else {
             return (0, false);
         };
-        if !s.busy || s.gen != gen || g.ready[slot].is_some() {
+        if !s.busy || s.gen != gen || s.implicit || g.ready[slot].is_some() {
             return (0, false);
         }
         g.ready[slot] = Some(make(Done {
             cookie: s.cookie,
+            ctx: s.ctx,
             len: s.len,
             op: s.op,
         }));
         if !self.ordered {
             g.queue.push_back(slot as u32);
+        } else {
+            // The unsignalled requests posted before it are done.
+            let Inner {
+                slots,
+                queue,
+                ready,
+                ..
+            } = &mut *g;
+            for &q in queue.iter() {
+                let q = q as usize;
+                if q == slot {
+                    break;
+                }
+                let e = &mut slots[q];
+                if !e.signaled && !e.implicit && ready[q].is_none() {
+                    e.implicit = true;
+                }
+            }
         }
         drain_locked(&mut g, out)
     }
@@ -192,7 +234,7 @@ impl Ring {
             .slots
             .iter()
             .zip(&g.ready)
-            .any(|(s, r)| s.busy && r.is_none());
+            .any(|(s, r)| s.busy && !s.implicit && r.is_none());
         waiting && !self.orphan.swap(true, Ordering::AcqRel)
     }
 
@@ -232,11 +274,13 @@ impl Ring {
                 ..
             } = &mut *g;
             for (i, s) in slots.iter().enumerate() {
-                if !s.busy || s.gen == *gen || ready[i].is_some() {
+                if !s.busy || s.gen == *gen || s.implicit || ready[i].is_some() {
                     continue;
                 }
                 ready[i] = Some(Wc {
                     wr_id: s.cookie,
+                    ctx: s.ctx,
+                    implicit: 0,
                     status: WcStatus::Flushed,
                     op: s.op,
                     byte_len: 0,
@@ -288,28 +332,38 @@ impl Ring {
         g.free = (0..n).rev().collect();
         g.queue.clear();
         g.ready.iter_mut().for_each(|r| *r = None);
-        g.slots.iter_mut().for_each(|s| s.busy = false);
+        g.slots.iter_mut().for_each(|s| *s = BLANK);
         g.gen = 0;
+        g.implicit = 0;
     }
 }
 
 /// The slot bits of a work request id (below the generation).
 const SLOT_MASK: u64 = 0xff_ffff;
 
-/// Moves the completions that are due from the queue's front into `out`.
+/// Moves the completions that are due from the queue's front into `out`;
+/// implicitly done requests leave without one, counted in the next.
 fn drain_locked(g: &mut Inner, out: &mut [Wc]) -> (usize, bool) {
     let mut n = 0;
     while let Some(&front) = g.queue.front() {
-        let Some(wc) = g.ready[front as usize] else {
-            break;
-        };
-        if n == out.len() {
-            return (n, true);
+        let f = front as usize;
+        if g.slots[f].implicit {
+            g.implicit += 1;
+        } else {
+            let Some(mut wc) = g.ready[f] else {
+                break;
+            };
+            if n == out.len() {
+                return (n, true);
+            }
+            wc.implicit = std::mem::take(&mut g.implicit);
+            out[n] = wc;
+            n += 1;
+            g.ready[f] = None;
         }
-        out[n] = wc;
-        n += 1;
-        g.ready[front as usize] = None;
-        g.slots[front as usize].busy = false;
+        let s = &mut g.slots[f];
+        s.busy = false;
+        s.implicit = false;
         g.queue.pop_front();
         g.free.push(front);
     }
@@ -328,6 +382,8 @@ mod tests {
     fn wc(d: Done) -> Wc {
         Wc {
             wr_id: d.cookie,
+            ctx: d.ctx,
+            implicit: 0,
             status: WcStatus::Success,
             op: d.op,
             byte_len: d.len,
@@ -339,7 +395,7 @@ mod tests {
     fn post(r: &Ring, cookie: u64, op: WcOp) -> u64 {
         let mut id = 0;
         assert!(matches!(
-            r.post(cookie, cookie * 100, op, |i| {
+            r.post(cookie, cookie + 1000, cookie * 100, op, true, |i| {
                 id = i;
                 Ok::<_, ()>(())
             }),
@@ -356,18 +412,18 @@ mod tests {
     fn slots_carry_cookie_length_and_op_and_come_back() {
         let r = Ring::new(7, 2, false);
         let ids = [post(&r, 10, WcOp::RdmaRead), post(&r, 11, WcOp::Send)];
-        assert!(r.post(12, 0, WcOp::Send, |_| Ok::<_, ()>(())).is_none());
+        assert!(r.post(12, 0, 0, WcOp::Send, true, |_| Ok::<_, ()>(())).is_none());
         assert_eq!(r.outstanding(), 2);
         assert_eq!(ring_of(ids[1]), 7);
         let mut out = [Wc::BLANK; 2];
         assert_eq!(r.complete(ids[1], wc, &mut out), (1, false));
         assert_eq!(
-            (out[0].wr_id, out[0].byte_len, out[0].op),
-            (11, 1100, WcOp::Send)
+            (out[0].wr_id, out[0].ctx, out[0].byte_len, out[0].op),
+            (11, 1011, 1100, WcOp::Send)
         );
         // A second report of the same request is ignored.
         assert_eq!(r.complete(ids[1], wc, &mut out), (0, false));
-        assert_eq!(r.post(13, 0, WcOp::Send, |_| Err(())), Some(Err(())));
+        assert_eq!(r.post(13, 0, 0, WcOp::Send, true, |_| Err(())), Some(Err(())));
         assert_eq!(r.outstanding(), 1);
         r.grow(4);
         assert_eq!((r.depth(), r.outstanding()), (4, 1));
@@ -390,6 +446,60 @@ mod tests {
         assert_eq!(r.outstanding(), 3);
         assert_eq!(r.complete(read, wc, &mut out), (3, false));
         assert_eq!(cookies(&out[..3]), [0, 1, 2]);
+        assert_eq!(r.outstanding(), 0);
+    }
+
+    fn post_unsignalled(r: &Ring, cookie: u64) -> u64 {
+        let mut id = 0;
+        assert!(matches!(
+            r.post(cookie, 0, 8, WcOp::Send, false, |i| {
+                id = i;
+                Ok::<_, ()>(())
+            }),
+            Some(Ok(()))
+        ));
+        id
+    }
+
+    /// Unsignalled requests are done when a later one completes: they
+    /// leave without a completion, counted in the next one handed out.
+    #[test]
+    fn unsignalled_requests_are_counted_in_the_next_completion() {
+        let r = Ring::new(8, 8, true);
+        let _ = post_unsignalled(&r, 1);
+        let _ = post_unsignalled(&r, 2);
+        let s = post(&r, 3, WcOp::Send);
+        let mut out = [Wc::BLANK; 4];
+        assert_eq!(r.complete(s, wc, &mut out), (1, false));
+        assert_eq!((out[0].wr_id, out[0].ctx, out[0].implicit), (3, 1003, 2));
+        assert_eq!(r.outstanding(), 0);
+        // siw completes a Send posted after an RDMA Read before the Read:
+        // the unsignalled Write before both is done, the Read is not.
+        let _ = post_unsignalled(&r, 4);
+        let read = post(&r, 5, WcOp::RdmaRead);
+        let send = post(&r, 6, WcOp::Send);
+        assert_eq!(r.complete(send, wc, &mut out), (0, false));
+        assert_eq!(r.outstanding(), 2);
+        assert_eq!(r.complete(read, wc, &mut out), (2, false));
+        assert_eq!(cookies(&out[..2]), [5, 6]);
+        assert_eq!((out[0].implicit, out[1].implicit), (1, 0));
+        // An unsignalled request that fails completes itself.
+        let _ = post_unsignalled(&r, 7);
+        let bad = post_unsignalled(&r, 8);
+        let failed = |d: Done| Wc {
+            status: WcStatus::RemoteAccess,
+            ..wc(d)
+        };
+        assert_eq!(r.complete(bad, failed, &mut out), (1, false));
+        assert_eq!(
+            (out[0].wr_id, out[0].status, out[0].implicit),
+            (8, WcStatus::RemoteAccess, 1)
+        );
+        // A lost queue's unsignalled requests are flushed like the rest.
+        let _ = post_unsignalled(&r, 9);
+        assert!(r.orphan());
+        assert_eq!(r.flush_rest(&mut out), (1, false, true));
+        assert_eq!((out[0].wr_id, out[0].status), (9, WcStatus::Flushed));
         assert_eq!(r.outstanding(), 0);
     }
 

@@ -123,6 +123,8 @@ impl Conn {
         if let Some(r) = self.srq_cur.take() {
             sink(Wc {
                 wr_id: r.wr_id,
+                ctx: r.ctx,
+                implicit: 0,
                 status: WcStatus::Flushed,
                 op: WcOp::Recv,
                 byte_len: 0,
@@ -133,6 +135,8 @@ impl Conn {
         while let Some(r) = self.rq.pop() {
             sink(Wc {
                 wr_id: r.wr_id,
+                ctx: r.ctx,
+                implicit: 0,
                 status: WcStatus::Flushed,
                 op: WcOp::Recv,
                 byte_len: 0,

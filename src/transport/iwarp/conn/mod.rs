@@ -260,6 +260,9 @@ pub struct Conn {
     sq_head: u64,
     sq_tx: u64,
     sq_tail: u64,
+    /// Unsignalled requests retired successfully since the send queue's
+    /// last completion ([`Wc::implicit`] of the next one).
+    sq_implicit: u32,
     rq: RecvRing,
     /// The shared receive queue, if the queue pair uses one.
     srq: Option<std::sync::Arc<dyn SharedRecv>>,

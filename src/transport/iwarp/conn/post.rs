@@ -26,6 +26,7 @@ impl Conn {
             sq_head: 0,
             sq_tx: 0,
             sq_tail: 0,
+            sq_implicit: 0,
             rq: RecvRing::new(cfg.recv_depth as usize)?,
             srq: None,
             srq_cur: None,
@@ -178,6 +179,7 @@ impl Conn {
         self.sq.make_room(self.sq_head, i);
         self.sq[i] = SqEntry {
             wr_id: wr.wr_id,
+            ctx: wr.ctx,
             op: wr.op,
             sges,
             nsge: wr.sgl.len(),
@@ -198,6 +200,7 @@ impl Conn {
     pub fn post_bind(
         &mut self,
         wr_id: u64,
+        ctx: u64,
         signaled: bool,
         status: WcStatus,
         sink: &mut impl FnMut(Wc),
@@ -212,6 +215,7 @@ impl Conn {
         self.sq.make_room(self.sq_head, i);
         self.sq[i] = SqEntry {
             wr_id,
+            ctx,
             signaled,
             state: Slot::Done(status),
             bind: true,
@@ -241,6 +245,7 @@ impl Conn {
         let (sges, len) = self.check_sgl(wr.sgl, Access::LOCAL_WRITE, keys)?;
         self.rq.push(RqEntry {
             wr_id: wr.wr_id,
+            ctx: wr.ctx,
             sges,
             nsge: wr.sgl.len(),
             len,

@@ -17,6 +17,7 @@ pub(super) enum Slot {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SqEntry {
     pub(super) wr_id: u64,
+    pub(super) ctx: u64,
     pub(super) op: SendOp,
     pub(super) sges: [Sge; MAX_SGE],
     pub(super) nsge: usize,
@@ -41,6 +42,7 @@ pub(super) const NO_SGE: Sge = Sge {
 impl SqEntry {
     pub(super) const EMPTY: SqEntry = SqEntry {
         wr_id: 0,
+        ctx: 0,
         op: SendOp::Send { solicited: false },
         sges: [NO_SGE; MAX_SGE],
         nsge: 0,
@@ -74,6 +76,7 @@ pub const RQ_ENTRY_BYTES: usize = std::mem::size_of::<RqEntry>();
 #[derive(Clone, Copy, Debug)]
 pub struct RqEntry {
     pub(super) wr_id: u64,
+    pub(super) ctx: u64,
     pub(super) sges: [Sge; MAX_SGE],
     pub(super) nsge: usize,
     pub(super) len: u64,
@@ -106,6 +109,7 @@ impl RqEntry {
         }
         Ok(RqEntry {
             wr_id: wr.wr_id,
+            ctx: wr.ctx,
             sges,
             nsge: wr.sgl.len(),
             len,
@@ -117,10 +121,16 @@ impl RqEntry {
         self.wr_id
     }
 
+    /// The poster's word ([`RecvWr::ctx`]).
+    pub fn ctx(&self) -> u64 {
+        self.ctx
+    }
+
     /// The receive as a work request again (its copied scatter list).
     pub fn as_wr(&self) -> RecvWr<'_> {
         RecvWr {
             wr_id: self.wr_id,
+            ctx: self.ctx,
             sgl: &self.sges[..self.nsge],
         }
     }
@@ -142,6 +152,7 @@ pub struct RecvRing {
 
 pub(super) const NO_RECV: RqEntry = RqEntry {
     wr_id: 0,
+    ctx: 0,
     sges: [NO_SGE; MAX_SGE],
     nsge: 0,
     len: 0,

@@ -47,6 +47,8 @@ impl Conn {
                     self.recv_pop();
                     sink(Wc {
                         wr_id: r.wr_id,
+                        ctx: r.ctx,
+                        implicit: 0,
                         status: WcStatus::LocalLength,
                         op: WcOp::Recv,
                         byte_len: self.rq_off,
@@ -207,6 +209,8 @@ impl Conn {
                     if let Some(r) = self.recv_pop() {
                         sink(Wc {
                             wr_id: r.wr_id,
+                            ctx: r.ctx,
+                            implicit: 0,
                             status: WcStatus::Success,
                             op: WcOp::Recv,
                             byte_len: self.rq_off,

@@ -285,6 +285,8 @@ impl Conn {
             if e.signaled || status != WcStatus::Success {
                 sink(Wc {
                     wr_id: e.wr_id,
+                    ctx: e.ctx,
+                    implicit: std::mem::take(&mut self.sq_implicit),
                     status,
                     op: e.wc_op(),
                     byte_len: if status == WcStatus::Success {
@@ -295,6 +297,8 @@ impl Conn {
                     qp: self.cfg.qp,
                     solicited: false,
                 });
+            } else {
+                self.sq_implicit += 1;
             }
         }
     }

@@ -8,6 +8,8 @@ use std::sync::atomic::AtomicUsize;
 fn wc(id: u64, op: WcOp, status: WcStatus, solicited: bool) -> Wc {
     Wc {
         wr_id: id,
+        ctx: 0,
+        implicit: 0,
         status,
         op,
         byte_len: 0,

@@ -192,6 +192,8 @@ impl VerbsCq {
                     w.wr_id,
                     |d| Wc {
                         wr_id: d.cookie,
+                        ctx: d.ctx,
+                        implicit: 0,
                         status,
                         op: d.op,
                         byte_len: if d.op == WcOp::Recv {

@@ -443,7 +443,11 @@ impl QpInner {
                 (IBV_WR_RDMA_READ, WcOp::RdmaRead, Some((remote_addr, rkey)))
             }
         };
-        let mut flags = IBV_SEND_SIGNALED;
+        // An RDMA Read is always signalled: siw completes the requests
+        // after a Read before its response is in, so a later completion
+        // would not prove the Read done.
+        let signaled = wr.signaled || matches!(wr.op, SendOp::RdmaRead { .. });
+        let mut flags = if signaled { IBV_SEND_SIGNALED } else { 0 };
         if matches!(wr.op, SendOp::Send { solicited: true }) {
             flags |= IBV_SEND_SOLICITED;
         }
@@ -454,7 +458,7 @@ impl QpInner {
             flags |= IBV_SEND_INLINE;
         }
         let n = wr.sgl.len();
-        let r = self.send.post(wr.wr_id, total, op, |wr_id| {
+        let r = self.send.post(wr.wr_id, wr.ctx, total, op, signaled, |wr_id| {
             // SAFETY: all-zero is a valid work request; it points at the
             // stack's sge array for the call only.
             let mut w: ibv_send_wr = unsafe { std::mem::zeroed() };
@@ -495,7 +499,7 @@ impl QpInner {
         let mut sges = Sges::new();
         let n = recv_sge_list(wr.sgl, self.dev.iwarp, &mut sges)?;
         let total = wr.sgl.iter().map(|s| s.len).sum();
-        ring.post(wr.wr_id, total, WcOp::Recv, |wr_id| {
+        ring.post(wr.wr_id, wr.ctx, total, WcOp::Recv, true, |wr_id| {
             // SAFETY: all-zero is a valid work request.
             let mut w: ibv_recv_wr = unsafe { std::mem::zeroed() };
             w.wr_id = wr_id;
@@ -633,7 +637,7 @@ impl QueuePair for VerbsQp {
         }
         let mut rkey = 0;
         q.send
-            .post(wr.wr_id, 0, WcOp::Bind, |wr_id| {
+            .post(wr.wr_id, wr.ctx, 0, WcOp::Bind, true, |wr_id| {
                 // SAFETY: all-zero is a valid bind; the window, registration
                 // and queue pair are live objects of this device; the op
                 // exists (checked when the device opened).

@@ -80,7 +80,7 @@ impl SharedReceiveQueue for VerbsSrq {
         let n = recv_sge_list(wr.sgl, self.dev.iwarp, &mut sges)?;
         let total = wr.sgl.iter().map(|s| s.len).sum();
         self.ring
-            .post(wr.wr_id, total, WcOp::Recv, |wr_id| {
+            .post(wr.wr_id, wr.ctx, total, WcOp::Recv, true, |wr_id| {
                 // SAFETY: all-zero is a valid work request; it points at the
                 // stack's sge array for the call; the op is the device's.
                 unsafe {
