@@ -4,10 +4,13 @@
 //! slot's first word is the owner's `DAT_PROVIDER *`, so the C macro
 //! `DAT_HANDLE_TO_PROVIDER(h)` works on every handle we give out. The slot's
 //! `object` word (object pointer | type tag, or 0) is the one source of
-//! truth for liveness. Lookups take no lock and do no shared write; objects
-//! are freed through the epoch collector, so a lookup never reaches freed
-//! memory. Slot memory is never freed, and a retired slot is reused only
-//! after all [`CAPACITY`] slots have been handed out once.
+//! truth for liveness. A lookup takes no lock: it counts itself in the
+//! slot's reader word while it holds the object, and the table's reference
+//! to a retired object is released by whoever leaves the slot with no
+//! reader (the retirer or the last reader), so a lookup never reaches
+//! freed memory and nobody waits. Slot memory is never freed, and a retired
+//! slot is reused only after all [`CAPACITY`] slots have been handed out
+//! once.
 #![allow(unsafe_code)]
 
 use std::collections::VecDeque;
@@ -17,8 +20,6 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crossbeam_epoch as epoch;
-
 use crate::error::{DatError, Result, Sub};
 
 /// Number of slots: the most handles that can be alive at once.
@@ -27,18 +28,33 @@ pub const CAPACITY: usize = 1 << 20;
 /// The tag occupies the low four bits of the object word: every object
 /// type is aligned to 16 bytes (checked when it is published).
 const TAG_MASK: usize = 0xf;
-const PTR_MASK: usize = !TAG_MASK;
+/// Set in the object word of a retired object not released yet (no user
+/// space address has its top bit set).
+const GONE: usize = 1 << (usize::BITS - 1);
+const PTR_MASK: usize = !(TAG_MASK | GONE);
 
-/// What a handle points at. 32 bytes, so handles are 32-byte aligned.
-#[repr(C, align(32))]
+/// Reader word: set once the object is retired; then its last reader
+/// releases it.
+const RETIRED: usize = 1 << (usize::BITS - 1);
+/// Reader word: the object was released (set by the one who did).
+const RELEASED: usize = 1 << (usize::BITS - 2);
+const COUNT_MASK: usize = !(RETIRED | RELEASED);
+
+/// What a handle points at: a cache line of its own (its reader word is
+/// written by every lookup), so handles are 64-byte aligned.
+#[repr(C, align(64))]
 pub struct Slot {
     /// `DAT_PROVIDER *` of the owner (first word, read by C code).
     provider: AtomicUsize,
     /// The consumer context (`DAT_CONTEXT`, 8 bytes).
     context: AtomicU64,
-    /// `object pointer | (type + 1)`, or 0 when no object is live.
+    /// `object pointer | (type + 1)`, or 0 when no object is live; `| GONE`
+    /// once retired until released.
     object: AtomicUsize,
-    _pad: usize,
+    /// Lookups holding the object, `| RETIRED`, `| RELEASED`.
+    readers: AtomicUsize,
+    /// Releases the table's reference (`fn(object pointer)`, as `usize`).
+    release: AtomicUsize,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -47,8 +63,71 @@ impl Slot {
         provider: AtomicUsize::new(0),
         context: AtomicU64::new(0),
         object: AtomicUsize::new(0),
-        _pad: 0,
+        readers: AtomicUsize::new(0),
+        release: AtomicUsize::new(0),
     };
+
+    /// Counts a lookup in; false (and counted out again) if the object is
+    /// retired.
+    #[inline]
+    fn enter(&'static self) -> bool {
+        let old = self.readers.fetch_add(1, Ordering::SeqCst);
+        if old & RETIRED != 0 {
+            self.leave();
+            return false;
+        }
+        true
+    }
+
+    /// Counts a lookup out; the last one out of a retired object releases it.
+    #[inline]
+    fn leave(&'static self) {
+        let old = self.readers.fetch_sub(1, Ordering::SeqCst);
+        if old & (RETIRED | RELEASED) == RETIRED && old & COUNT_MASK == 1 {
+            self.release_retired();
+        }
+    }
+
+    /// Releases the retired object if nobody holds it and nobody has
+    /// released it: exactly one caller wins the swap.
+    #[cold]
+    #[inline(never)]
+    fn release_retired(&'static self) {
+        if self
+            .readers
+            .compare_exchange(RETIRED, RETIRED | RELEASED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return;
+        }
+        let word = self.object.load(Ordering::SeqCst);
+        let f = self.release.load(Ordering::SeqCst);
+        debug_assert!(word & GONE != 0 && f != 0);
+        if word & GONE != 0 && f != 0 {
+            // SAFETY: `release` was stored by `publish::<T>` for this
+            // object's type; the swap above made this the only release of
+            // the pointer `publish` made, at a moment nobody held it.
+            let f: fn(usize) = unsafe { std::mem::transmute::<usize, fn(usize)>(f) };
+            f(word & PTR_MASK);
+        }
+        self.object.store(0, Ordering::SeqCst);
+        self.release.store(0, Ordering::SeqCst);
+        // Lookups of the stale handle may still be counted: keep them.
+        self.readers
+            .fetch_and(!(RETIRED | RELEASED), Ordering::SeqCst);
+        give_back(self.index());
+    }
+
+    fn index(&'static self) -> usize {
+        (self as *const Slot as usize - arena_base()) / std::mem::size_of::<Slot>()
+    }
+}
+
+/// The table's reference to a `T`, released.
+fn release_arc<T: Kind>(p: usize) {
+    // SAFETY: `p` is the pointer `publish::<T>` made with `Arc::into_raw`;
+    // called once (see `Slot::release_retired`).
+    drop(unsafe { Arc::from_raw(p as *const T) });
 }
 
 static SLOTS: [Slot; CAPACITY] = [Slot::EMPTY; CAPACITY];
@@ -125,8 +204,9 @@ impl HandleType {
     }
 }
 
-/// An object type that can stand behind a handle. Its destructor runs on
-/// whichever thread collects the epoch garbage, so it must not take locks.
+/// An object type that can stand behind a handle. The table's reference is
+/// released on whichever thread leaves the retired object last (often
+/// inside another call), so its destructor must not take locks.
 pub trait Kind: Send + Sync + 'static {
     /// Its `DAT_HANDLE_TYPE`.
     const TYPE: HandleType;
@@ -153,11 +233,12 @@ pub fn is_ours(addr: usize) -> bool {
     slot_of(addr).is_some()
 }
 
-/// The type of the live object at `addr`: one load, no lock, no pin.
+/// The type of the live object at `addr`: one load, no lock, no write.
 #[inline]
 pub fn type_of(addr: usize) -> Option<HandleType> {
-    let tag = slot_of(addr)?.object.load(Ordering::Acquire) & TAG_MASK;
-    (tag != 0).then(|| HandleType::ALL[tag - 1])
+    let word = slot_of(addr)?.object.load(Ordering::Acquire);
+    let tag = word & TAG_MASK;
+    (tag != 0 && word & GONE == 0).then(|| HandleType::ALL[tag - 1])
 }
 
 /// True if `h` names a live object.
@@ -167,21 +248,30 @@ pub fn is_live(h: Handle) -> bool {
 }
 
 /// A live object borrowed from the table: valid while this value lives
-/// (the epoch stays pinned). Not `Send`: drop it before blocking for long;
-/// take [`Ref::arc`] to keep the object beyond the call.
+/// (it is counted in its slot). Not `Send`: drop it before blocking for
+/// long (a retired object is released when its last reader leaves); take
+/// [`Ref::arc`] to keep the object beyond the call.
 pub struct Ref<T: Kind> {
     ptr: NonNull<T>,
-    _guard: epoch::Guard,
-    _own: PhantomData<Arc<T>>,
+    slot: &'static Slot,
+    _own: PhantomData<(Arc<T>, *const ())>,
+}
+
+impl<T: Kind> Drop for Ref<T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.slot.leave();
+    }
 }
 
 impl<T: Kind> Deref for Ref<T> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
-        // SAFETY: the pointer came from `Arc::into_raw` of a live object and
-        // was read under `_guard`; the table's reference is released only
-        // through the epoch collector, so the object outlives the guard.
+        // SAFETY: the pointer came from `Arc::into_raw` of a live object,
+        // read while this lookup is counted in the slot; the table's
+        // reference is released only when nobody is counted, so the object
+        // outlives this value.
         unsafe { self.ptr.as_ref() }
     }
 }
@@ -191,7 +281,7 @@ impl<T: Kind> Ref<T> {
     pub fn arc(&self) -> Arc<T> {
         let p = self.ptr.as_ptr().cast_const();
         // SAFETY: `p` is the `Arc::into_raw` pointer of an object kept alive
-        // by the pinned epoch (see `deref`); adding a strong count and
+        // by this counted lookup (see `deref`); adding a strong count and
         // rebuilding an `Arc` from it gives an independent owner.
         unsafe {
             Arc::increment_strong_count(p);
@@ -204,16 +294,22 @@ impl<T: Kind> Ref<T> {
 #[inline]
 pub fn get<T: Kind>(addr: usize) -> Option<Ref<T>> {
     let slot = slot_of(addr)?;
-    let guard = epoch::pin();
-    let word = slot.object.load(Ordering::Acquire);
-    if word & TAG_MASK != T::TYPE.tag() {
+    if !slot.enter() {
         return None;
     }
-    Some(Ref {
-        ptr: NonNull::new((word & PTR_MASK) as *mut T)?,
-        _guard: guard,
-        _own: PhantomData,
-    })
+    let word = slot.object.load(Ordering::SeqCst);
+    let ptr = NonNull::new((word & PTR_MASK) as *mut T);
+    match ptr {
+        Some(ptr) if word & (TAG_MASK | GONE) == T::TYPE.tag() => Some(Ref {
+            ptr,
+            slot,
+            _own: PhantomData,
+        }),
+        _ => {
+            slot.leave();
+            None
+        }
+    }
 }
 
 /// The live object at `addr` if it has type `T`, else `DAT_INVALID_HANDLE/sub`.
@@ -227,7 +323,7 @@ pub fn expect<T: Kind>(addr: usize, sub: Sub) -> Result<Ref<T>> {
 pub fn context(addr: usize) -> Option<u64> {
     let slot = slot_of(addr)?;
     let v = slot.context.load(Ordering::Acquire);
-    (slot.object.load(Ordering::Acquire) != 0).then_some(v)
+    live_word(slot.object.load(Ordering::Acquire)).then_some(v)
 }
 
 /// Sets the consumer context of a live handle; false if it is not live.
@@ -236,11 +332,17 @@ pub fn set_context(addr: usize, value: u64) -> bool {
     let Some(slot) = slot_of(addr) else {
         return false;
     };
-    if slot.object.load(Ordering::Acquire) == 0 {
+    if !live_word(slot.object.load(Ordering::Acquire)) {
         return false;
     }
     slot.context.store(value, Ordering::Release);
     true
+}
+
+/// An object word naming a live object.
+#[inline]
+fn live_word(word: usize) -> bool {
+    word != 0 && word & GONE == 0
 }
 
 /// A slot taken for an object that is being built. Its handle is known
@@ -261,9 +363,11 @@ impl Reservation {
     pub fn publish<T: Kind>(mut self, obj: Arc<T>) -> Handle {
         const { assert!(std::mem::align_of::<T>() > TAG_MASK) };
         let p = Arc::into_raw(obj) as usize;
-        SLOTS[self.idx]
-            .object
-            .store(p | T::TYPE.tag(), Ordering::Release);
+        debug_assert_eq!(p & (TAG_MASK | GONE), 0);
+        let slot = &SLOTS[self.idx];
+        slot.release
+            .store(release_arc::<T> as fn(usize) as usize, Ordering::SeqCst);
+        slot.object.store(p | T::TYPE.tag(), Ordering::SeqCst);
         self.published = true;
         self.handle()
     }
@@ -308,46 +412,31 @@ fn give_back(idx: usize) {
 /// Makes `h` dead if it names a live `T`; later lookups fail. Returns false
 /// if it was not live (already retired, or another type): exactly one of
 /// several racing retirements wins. The table's reference to the object is
-/// dropped once no pinned thread can still be reading it. The slot keeps
-/// its provider word, so a stale handle still dispatches to us and gets
-/// `DAT_INVALID_HANDLE`.
+/// released now if no lookup holds it, else by the last one to leave. The
+/// slot keeps its provider word, so a stale handle still dispatches to us
+/// and gets `DAT_INVALID_HANDLE`.
 pub fn retire<T: Kind>(h: Handle) -> bool {
     let Some(slot) = slot_of(h.addr()) else {
         return false;
     };
-    let guard = epoch::pin();
-    let mut word = slot.object.load(Ordering::Acquire);
+    let mut word = slot.object.load(Ordering::SeqCst);
     loop {
-        if word & TAG_MASK != T::TYPE.tag() {
+        if word & (TAG_MASK | GONE) != T::TYPE.tag() {
             return false;
         }
         match slot
             .object
-            .compare_exchange(word, 0, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(word, word | GONE, Ordering::SeqCst, Ordering::SeqCst)
         {
             Ok(_) => break,
             Err(now) => word = now,
         }
     }
-    let p = word & PTR_MASK;
-    // SAFETY: `p` is the pointer `publish` made with `Arc::into_raw::<T>`
-    // (the tag says `T`); this retirement won the swap, so it owns the
-    // table's reference and releases it exactly once, after every thread
-    // pinned now has unpinned.
-    unsafe {
-        guard.defer_unchecked(move || drop(Arc::from_raw(p as *const T)));
+    let old = slot.readers.fetch_or(RETIRED, Ordering::SeqCst);
+    if old & COUNT_MASK == 0 {
+        slot.release_retired();
     }
-    give_back((h.addr() - arena_base()) / std::mem::size_of::<Slot>());
     true
-}
-
-/// Runs the destructors of retired objects that no thread can reach any
-/// more (when no other thread holds the epoch, all of them): so that what
-/// an IA held of its device goes when the IA closes.
-pub fn collect() {
-    for _ in 0..3 {
-        epoch::pin().flush();
-    }
 }
 
 /// The provider word of one of our slots (for tests and diagnostics).
@@ -371,9 +460,9 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_32_bytes_and_aligned() {
-        assert_eq!(std::mem::size_of::<Slot>(), 32);
-        assert_eq!(arena_base() % 32, 0);
+    fn slots_are_64_bytes_and_aligned() {
+        assert_eq!(std::mem::size_of::<Slot>(), 64);
+        assert_eq!(arena_base() % 64, 0);
     }
 
     #[test]
@@ -382,7 +471,8 @@ mod tests {
         assert!(!is_ours(0x1000));
         assert!(!is_ours(arena_base() + 8));
         assert!(is_ours(arena_base()));
-        assert!(!is_ours(arena_base() + CAPACITY * 32));
+        assert!(!is_ours(arena_base() + CAPACITY * 64));
+        assert!(!is_ours(arena_base() + 32));
         assert!(type_of(arena_base() + 8).is_none());
         assert!(get::<Thing>(arena_base() + 16).is_none());
     }
@@ -427,6 +517,74 @@ mod tests {
                 a.join().unwrap_or(0) + b.join().unwrap_or(0)
             });
             assert_eq!(wins, 1);
+        }
+    }
+
+    /// Counts its drops in a counter the test keeps.
+    #[repr(align(16))]
+    struct Counted(Arc<AtomicUsize>);
+    impl Kind for Counted {
+        const TYPE: HandleType = HandleType::Rsp;
+    }
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The table's reference goes at the retirement when nobody holds the
+    /// object, else when the last lookup holding it lets go; exactly once.
+    #[test]
+    fn a_retired_object_is_released_by_its_last_reader() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let h = reserve(1)
+            .expect("slot")
+            .publish(Arc::new(Counted(drops.clone())));
+        assert!(retire::<Counted>(h));
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "nobody held it");
+
+        let h = reserve(1)
+            .expect("slot")
+            .publish(Arc::new(Counted(drops.clone())));
+        let a = get::<Counted>(h.addr()).expect("live");
+        let b = get::<Counted>(h.addr()).expect("live");
+        assert!(retire::<Counted>(h));
+        assert!(get::<Counted>(h.addr()).is_none(), "retired");
+        assert!(type_of(h.addr()).is_none() && context(h.addr()).is_none());
+        drop(a);
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "still held");
+        assert!(Arc::ptr_eq(&b.0, &drops));
+        drop(b);
+        assert_eq!(drops.load(Ordering::SeqCst), 2, "the last reader released it");
+        assert!(!retire::<Counted>(h));
+        assert!(get::<Counted>(h.addr()).is_none());
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    /// Readers and a retirement racing: the object is released exactly
+    /// once, and never while a reader holds it.
+    #[test]
+    fn racing_readers_never_see_a_released_object() {
+        for _ in 0..200 {
+            let drops = Arc::new(AtomicUsize::new(0));
+            let h = reserve(1)
+                .expect("slot")
+                .publish(Arc::new(Counted(drops.clone())));
+            std::thread::scope(|s| {
+                for _ in 0..3 {
+                    let drops = drops.clone();
+                    s.spawn(move || {
+                        for _ in 0..500 {
+                            if let Some(r) = get::<Counted>(h.addr()) {
+                                assert_eq!(drops.load(Ordering::SeqCst), 0);
+                                assert!(Arc::ptr_eq(&r.0, &drops));
+                            }
+                        }
+                    });
+                }
+                retire::<Counted>(h);
+            });
+            assert_eq!(drops.load(Ordering::SeqCst), 1);
         }
     }
 

@@ -381,7 +381,7 @@ fn posting_and_dequeuing_events_allocates_nothing() {
     let evd = Evd::create(&ia, 64, Handle::NULL, EVD_SOFTWARE_FLAG).expect("evd");
     let cno = Cno::create(&ia, Agent::default()).expect("cno");
     let fed = Evd::create(&ia, 64, cno.handle, EVD_SOFTWARE_FLAG).expect("evd");
-    // Warm up lazily created per-thread state (epoch handle, parker).
+    // Warm up lazily created per-thread state (parker, wait descriptors).
     evd.post_se(event::SOFTWARE, 0).expect("post");
     evd.dequeue().expect("dequeue");
     let before = counting::count();

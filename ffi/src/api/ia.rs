@@ -351,10 +351,9 @@ pub unsafe extern "C" fn dat_ia_close(
             ia.close(graceful)
         });
         if r.is_ok() {
+            // (What the IA held of its device went with the IA's lookup
+            // above: the last reader of a retired object releases it.)
             registry_glue::forget(h);
-            // What the IA held of its device (CQs, queue pairs, the device
-            // itself) is released now, not whenever the epoch moves on.
-            udapl::handle::collect();
         }
         code(r, &["ia_handle", "ia_flags"])
     })
