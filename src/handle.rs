@@ -95,7 +95,12 @@ impl Slot {
     fn release_retired(&'static self) {
         if self
             .readers
-            .compare_exchange(RETIRED, RETIRED | RELEASED, Ordering::SeqCst, Ordering::SeqCst)
+            .compare_exchange(
+                RETIRED,
+                RETIRED | RELEASED,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
             .is_err()
         {
             return;
@@ -555,7 +560,11 @@ mod tests {
         assert_eq!(drops.load(Ordering::SeqCst), 1, "still held");
         assert!(Arc::ptr_eq(&b.0, &drops));
         drop(b);
-        assert_eq!(drops.load(Ordering::SeqCst), 2, "the last reader released it");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            2,
+            "the last reader released it"
+        );
         assert!(!retire::<Counted>(h));
         assert!(get::<Counted>(h.addr()).is_none());
         assert_eq!(drops.load(Ordering::SeqCst), 2);

@@ -1229,7 +1229,11 @@ fn rnr_send_held_then_timed_out_completes_receiver_not_ready_and_breaks_both_sid
     assert_eq!(a.qp.state(), QpState::Closed);
     assert_eq!(b.qp.state(), QpState::Closed);
     assert_eq!(
-        b.qp.post_recv(&RecvWr { wr_id: 4, ctx: 0, sgl: &[] }),
+        b.qp.post_recv(&RecvWr {
+            wr_id: 4,
+            ctx: 0,
+            sgl: &[]
+        }),
         Err(PostError::State)
     );
     assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
@@ -2025,7 +2029,11 @@ fn graceful_disconnect_reports_disconnected_on_both_sides_and_flushes_receives()
             Err(PostError::State)
         );
         assert_eq!(
-            s.qp.post_recv(&RecvWr { wr_id: 1, ctx: 0, sgl: &[] }),
+            s.qp.post_recv(&RecvWr {
+                wr_id: 1,
+                ctx: 0,
+                sgl: &[]
+            }),
             Err(PostError::State)
         );
     }

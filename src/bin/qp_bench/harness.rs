@@ -310,8 +310,12 @@ pub(crate) fn post_send(qp: &dyn QueuePair, wr_id: u64, op: SendOp, s: Sge) -> R
 }
 
 pub(crate) fn post_recv(qp: &dyn QueuePair, wr_id: u64, s: Sge) -> R<()> {
-    qp.post_recv(&RecvWr { wr_id, ctx: 0, sgl: &[s] })
-        .map_err(|e| format!("post_recv: {e:?}"))
+    qp.post_recv(&RecvWr {
+        wr_id,
+        ctx: 0,
+        sgl: &[s],
+    })
+    .map_err(|e| format!("post_recv: {e:?}"))
 }
 
 pub(crate) const SEND: SendOp = SendOp::Send { solicited: false };

@@ -295,7 +295,11 @@ fn shared_receive_queue_feeds_two_queue_pairs_in_posting_order() {
     let (a1, a2) = (side(&da), side(&da));
     let (b1, b2) = (side_srq(&db, pd, &srq), side_srq(&db, pd, &srq));
     assert_eq!(
-        b1.qp.post_recv(&RecvWr { wr_id: 1, ctx: 0, sgl: &[] }),
+        b1.qp.post_recv(&RecvWr {
+            wr_id: 1,
+            ctx: 0,
+            sgl: &[]
+        }),
         Err(PostError::Unsupported),
         "receives go to the shared queue"
     );
@@ -1195,7 +1199,11 @@ fn rnr_timeout_terminates_and_the_send_completes_receiver_not_ready() {
         "nothing was posted on the receiver"
     );
     assert_eq!(
-        b.qp.post_recv(&RecvWr { wr_id: 4, ctx: 0, sgl: &[] }),
+        b.qp.post_recv(&RecvWr {
+            wr_id: 4,
+            ctx: 0,
+            sgl: &[]
+        }),
         Err(PostError::State)
     );
     assert!(a.rec.take().is_empty() && b.rec.take().is_empty());
