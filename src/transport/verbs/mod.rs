@@ -20,6 +20,7 @@ use crate::sync::lock_anyway;
 #[allow(unsafe_code)]
 mod device;
 pub mod discover;
+mod keymap;
 #[allow(unsafe_code)]
 pub mod lib;
 #[allow(unsafe_code)]

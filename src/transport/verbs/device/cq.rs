@@ -32,7 +32,43 @@ pub struct VerbsCq {
     backlog: Mutex<Vec<Arc<Ring>>>,
     /// Whether `backlog` may hold one (read without its lock).
     backlogged: AtomicBool,
+    /// The rings this CQ's completions named lately, so that a poll finds
+    /// them without the device's table.
+    rings: Mutex<RingCache>,
     notify: Arc<Notify>,
+}
+
+/// A few rings by id, replaced in turn.
+#[derive(Default)]
+struct RingCache {
+    e: [Option<(u32, Arc<Ring>)>; 8],
+    next: usize,
+}
+
+impl RingCache {
+    /// The ring `id`, from here or else from the device's table.
+    #[inline]
+    fn get(&mut self, id: u32, dev: &VerbsDevice) -> Option<&Arc<Ring>> {
+        let hit = self
+            .e
+            .iter()
+            .position(|x| x.as_ref().is_some_and(|(i, _)| *i == id));
+        let k = match hit {
+            Some(k) => k,
+            None => self.fill(id, dev)?,
+        };
+        self.e[k].as_ref().map(|(_, r)| r)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fill(&mut self, id: u32, dev: &VerbsDevice) -> Option<usize> {
+        let r = dev.rings.load().get(&id).cloned()?;
+        let k = self.next;
+        self.next = (k + 1) % self.e.len();
+        self.e[k] = Some((id, r));
+        Some(k)
+    }
 }
 
 /// The completion channel and what a notification runs: shared with the
@@ -148,6 +184,7 @@ impl VerbsCq {
                 stashed: AtomicBool::new(false),
                 backlog: Mutex::new(Vec::with_capacity(8)),
                 backlogged: AtomicBool::new(false),
+                rings: Mutex::new(RingCache::default()),
                 notify,
             });
             lock_anyway(&dev.cq_ptrs).insert(Arc::as_ptr(&me) as usize, Ptr(cq));
@@ -170,6 +207,8 @@ impl VerbsCq {
         // it finds the CQ empty (every flush of the device is in by then).
         let orphans = self.dev.orphans.load(Ordering::Acquire) > 0;
         let mut empty = false;
+        // (Locked once something came: an empty poll takes no lock.)
+        let mut rings = None;
         while done < out.len() {
             let want = (out.len() - done).min(BATCH);
             // SAFETY: ibv_poll_cq is the device's op on a live CQ, writing
@@ -179,11 +218,11 @@ impl VerbsCq {
                 empty = true;
                 break;
             }
-            let rings = self.dev.rings.load();
             for w in &raw[..n as usize] {
                 // SAFETY: the device wrote the first `n` entries.
                 let w = unsafe { w.assume_init_ref() };
-                let Some(ring) = rings.get(&ring_of(w.wr_id)) else {
+                let cache = rings.get_or_insert_with(|| lock_anyway(&self.rings));
+                let Some(ring) = cache.get(ring_of(w.wr_id), &self.dev) else {
                     continue;
                 };
                 let status = status_of(w.status);
@@ -226,6 +265,7 @@ impl VerbsCq {
                 break;
             }
         }
+        drop(rings);
         if orphans && empty {
             done += self.flush_orphans(&mut out[done..]);
         }

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, Weak};
 use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
+use super::keymap::KeyMap;
 use super::lib::Lib;
 use super::sys::*;
 use super::{errno, eventfd, sockaddr_of, Ptr};
@@ -100,7 +101,8 @@ pub struct VerbsDevice {
     attributes: Vec<(&'static str, String)>,
     pds: Mutex<HashMap<u64, Ptr<ibv_pd>>>,
     mws: Mutex<HashMap<u64, Ptr<ibv_mw>>>,
-    keys: ArcSwap<FxHashMap<u32, Key>>,
+    /// Registrations by local key (read by every post, without a lock).
+    keys: KeyMap,
     /// Registrations by id (the `ibv_mr` address).
     mrs: Mutex<HashMap<u64, Key>>,
     next_id: AtomicU64,
@@ -275,7 +277,7 @@ impl VerbsDevice {
                 attributes,
                 pds: Mutex::default(),
                 mws: Mutex::default(),
-                keys: ArcSwap::default(),
+                keys: KeyMap::default(),
                 mrs: Mutex::default(),
                 next_id: AtomicU64::new(1),
                 rings: ArcSwap::default(),
@@ -301,7 +303,13 @@ impl VerbsDevice {
     }
 
     pub(super) fn key(&self, lkey: u32) -> Option<Key> {
-        self.keys.load().get(&lkey).copied()
+        self.keys.get(lkey).map(|e| Key {
+            mr: Ptr(e.mr as *mut ibv_mr),
+            addr: e.addr,
+            len: e.len,
+            access: e.access,
+            pd: e.pd,
+        })
     }
 
     pub(super) fn idle_fd(&self) -> BorrowedFd<'_> {
@@ -380,13 +388,9 @@ impl VerbsDevice {
         };
         let id = mr as u64;
         {
-            // The table of keys is copied and replaced: under the lock of
-            // the registrations, so that two at once do not lose one.
             let mut mrs = lock_anyway(&self.mrs);
             mrs.insert(id, key);
-            let mut m = (**self.keys.load()).clone();
-            m.insert(lkey, key);
-            self.keys.store(Arc::new(m));
+            self.keys.insert(lkey, entry_of(&key));
         }
         Ok(MemoryRegion {
             lkey,
@@ -397,14 +401,29 @@ impl VerbsDevice {
         })
     }
 
-    /// The checks a post makes of its scatter list before the device
-    /// sees it (the DAT layer's post-time errors; a device would only
-    /// fail the work request when it runs, and break the connection).
-    pub(super) fn check_sgl(&self, sgl: &[Sge], need: Access, pd: PdId) -> Result<(), PostError> {
-        let keys = self.keys.load();
-        for s in sgl.iter().filter(|s| s.len > 0) {
-            check_key(keys.get(&s.lkey).copied(), s.addr, s.len, need, Some(pd))
-                .map_err(PostError::Protection)?;
+    /// The checks of one segment of a post before the device sees it:
+    /// key, range, the DAT rights asked for, protection domain.
+    #[inline(always)]
+    pub(super) fn check_key(
+        &self,
+        lkey: u32,
+        addr: u64,
+        len: u64,
+        need: Access,
+        pd: Option<PdId>,
+    ) -> Result<(), KeyFault> {
+        let k = self.keys.get(lkey).ok_or(KeyFault::Key)?;
+        let end = addr.checked_add(len).ok_or(KeyFault::Bounds)?;
+        if addr < k.addr || end > k.addr + k.len {
+            return Err(KeyFault::Bounds);
+        }
+        // The rights the consumer asked for, not what the device implies
+        // (verbs lets any registration be read locally): DAT's LMR privileges.
+        if !k.access.contains(need) {
+            return Err(KeyFault::Rights);
+        }
+        if pd.is_some_and(|p| p != k.pd) {
+            return Err(KeyFault::Domain);
         }
         Ok(())
     }
@@ -518,27 +537,15 @@ unsafe fn probe_srq_resize(lib: &Lib, ctx: *mut ibv_context) -> bool {
 
 /// Whether registration `k` covers `[addr, addr + len)`, grants `need`
 /// and is in `pd`.
-fn check_key(
-    k: Option<Key>,
-    addr: u64,
-    len: u64,
-    need: Access,
-    pd: Option<PdId>,
-) -> Result<(), KeyFault> {
-    let k = k.ok_or(KeyFault::Key)?;
-    let end = addr.checked_add(len).ok_or(KeyFault::Bounds)?;
-    if addr < k.addr || end > k.addr + k.len {
-        return Err(KeyFault::Bounds);
+/// A registration as the key map keeps it.
+fn entry_of(k: &Key) -> super::keymap::Entry {
+    super::keymap::Entry {
+        mr: k.mr.0 as usize,
+        addr: k.addr,
+        len: k.len,
+        access: k.access,
+        pd: k.pd,
     }
-    // The rights the consumer asked for, not what the device implies
-    // (verbs lets any registration be read locally): DAT's LMR privileges.
-    if !k.access.contains(need) {
-        return Err(KeyFault::Rights);
-    }
-    if pd.is_some_and(|p| p != k.pd) {
-        return Err(KeyFault::Domain);
-    }
-    Ok(())
 }
 
 fn capabilities(
@@ -669,9 +676,7 @@ impl Device for VerbsDevice {
         let key = {
             let mut mrs = lock_anyway(&self.mrs);
             let key = mrs.remove(&mr.id).ok_or(DeviceError::NotFound)?;
-            let mut m = (**self.keys.load()).clone();
-            m.remove(&mr.lkey);
-            self.keys.store(Arc::new(m));
+            self.keys.remove(mr.lkey);
             key
         };
         // SAFETY: the registration was made here and is out of the tables.
@@ -689,7 +694,7 @@ impl Device for VerbsDevice {
         need: Access,
         pd: Option<PdId>,
     ) -> Result<(), KeyFault> {
-        check_key(self.key(lkey), addr, len, need, pd)
+        self.check_key(lkey, addr, len, need, pd)
     }
 
     fn alloc_window(&self, pd: PdId) -> Result<WindowId, DeviceError> {

@@ -410,6 +410,7 @@ impl QpInner {
         }
     }
 
+    #[inline(always)]
     fn post_send_wr(&self, wr: &SendWr<'_>) -> Result<(), PostError> {
         if self.state() != QpState::Connected {
             return Err(PostError::State);
@@ -421,10 +422,8 @@ impl QpInner {
             SendOp::RdmaRead { .. } => Access::LOCAL_WRITE,
             _ => Access::LOCAL_READ,
         };
-        self.dev.check_sgl(wr.sgl, need, self.cfg.pd)?;
         let mut sges = Sges::new();
-        sge_list(wr.sgl, &mut sges)?;
-        let total = wr.sgl.iter().map(|s| s.len).sum();
+        let total = checked_sge_list(&self.dev, wr.sgl, need, self.cfg.pd, &mut sges)?;
         let (opcode, op, remote) = match wr.op {
             // Verbs does not tell a receiver whether a Send was solicited:
             // on InfiniBand and RoCE a solicited Send carries immediate
@@ -458,35 +457,38 @@ impl QpInner {
             flags |= IBV_SEND_INLINE;
         }
         let n = wr.sgl.len();
-        let r = self.send.post(wr.wr_id, wr.ctx, total, op, signaled, |wr_id| {
-            // SAFETY: all-zero is a valid work request; it points at the
-            // stack's sge array for the call only.
-            let mut w: ibv_send_wr = unsafe { std::mem::zeroed() };
-            w.wr_id = wr_id;
-            w.sg_list = sges.as_mut_ptr();
-            w.num_sge = n as i32;
-            w.opcode = opcode;
-            w.send_flags = flags;
-            if opcode == IBV_WR_SEND_WITH_IMM {
-                w.__bindgen_anon_1.imm_data = SOLICITED_IMM.to_be();
-            }
-            if let Some((addr, rkey)) = remote {
-                w.wr.rdma.remote_addr = addr;
-                w.wr.rdma.rkey = rkey;
-            }
-            let mut bad = std::ptr::null_mut();
-            // SAFETY: ibv_post_send is the device's op on a live queue pair.
-            let rc = unsafe {
-                match (*(*self.qp.0).context).ops.post_send {
-                    Some(f) => f(self.qp.0, &mut w, &mut bad),
-                    None => libc::ENOSYS,
+        let r = self
+            .send
+            .post(wr.wr_id, wr.ctx, total, op, signaled, |wr_id| {
+                // SAFETY: all-zero is a valid work request; it points at the
+                // stack's sge array for the call only.
+                let mut w: ibv_send_wr = unsafe { std::mem::zeroed() };
+                w.wr_id = wr_id;
+                w.sg_list = sges.as_mut_ptr();
+                w.num_sge = n as i32;
+                w.opcode = opcode;
+                w.send_flags = flags;
+                if opcode == IBV_WR_SEND_WITH_IMM {
+                    w.__bindgen_anon_1.imm_data = SOLICITED_IMM.to_be();
                 }
-            };
-            post_result(rc)
-        });
+                if let Some((addr, rkey)) = remote {
+                    w.wr.rdma.remote_addr = addr;
+                    w.wr.rdma.rkey = rkey;
+                }
+                let mut bad = std::ptr::null_mut();
+                // SAFETY: ibv_post_send is the device's op on a live queue pair.
+                let rc = unsafe {
+                    match (*(*self.qp.0).context).ops.post_send {
+                        Some(f) => f(self.qp.0, &mut w, &mut bad),
+                        None => libc::ENOSYS,
+                    }
+                };
+                post_result(rc)
+            });
         r.unwrap_or(Err(PostError::QueueFull))
     }
 
+    #[inline(always)]
     fn post_recv_wr(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
         let Some(ring) = &self.recv else {
             return Err(PostError::Unsupported);
@@ -494,11 +496,15 @@ impl QpInner {
         if wr.sgl.len() > MAX_SGE {
             return Err(PostError::TooManySge);
         }
-        self.dev
-            .check_sgl(wr.sgl, Access::LOCAL_WRITE, self.cfg.pd)?;
         let mut sges = Sges::new();
-        let n = recv_sge_list(wr.sgl, self.dev.iwarp, &mut sges)?;
-        let total = wr.sgl.iter().map(|s| s.len).sum();
+        let total = checked_sge_list(
+            &self.dev,
+            wr.sgl,
+            Access::LOCAL_WRITE,
+            self.cfg.pd,
+            &mut sges,
+        )?;
+        let n = recv_sge_count(wr.sgl, self.dev.iwarp, &mut sges);
         ring.post(wr.wr_id, wr.ctx, total, WcOp::Recv, true, |wr_id| {
             // SAFETY: all-zero is a valid work request.
             let mut w: ibv_recv_wr = unsafe { std::mem::zeroed() };
@@ -545,34 +551,51 @@ impl Sges {
 }
 
 /// The interface's scatter list as verbs', built in place (no copy of
-/// the whole array on the post path).
-pub(super) fn sge_list(sgl: &[Sge], sges: &mut Sges) -> Result<(), PostError> {
+/// the whole array on the post path) in the same pass that checks each
+/// segment's key, range, rights and protection domain (the DAT layer's
+/// post-time errors; a device would only fail the work request when it
+/// runs, and break the connection). Returns the bytes in all. At most
+/// `MAX_SGE` segments (the caller checked).
+#[inline(always)]
+pub(super) fn checked_sge_list(
+    dev: &VerbsDevice,
+    sgl: &[Sge],
+    need: Access,
+    pd: PdId,
+    sges: &mut Sges,
+) -> Result<u64, PostError> {
+    let mut total = 0u64;
     for (d, s) in sges.a.iter_mut().zip(sgl) {
+        if s.len > 0 {
+            dev.check_key(s.lkey, s.addr, s.len, need, Some(pd))
+                .map_err(PostError::Protection)?;
+        }
         d.write(ibv_sge {
             addr: s.addr,
             length: u32::try_from(s.len).map_err(|_| PostError::Length)?,
             lkey: s.lkey,
         });
+        total = total.wrapping_add(s.len);
     }
-    Ok(())
+    Ok(total)
 }
 
-/// A receive's scatter list; returns how many entries verbs reads. siw
-/// flushes a receive posted without segments at once (PRV_05, and every
-/// later message lands one receive early: dto_e2e's size sweep), so on
-/// iWARP an empty receive gets one segment of no bytes, which no device
+/// How many entries of a receive's scatter list verbs reads. siw flushes
+/// a receive posted without segments at once (PRV_05, and every later
+/// message lands one receive early: dto_e2e's size sweep), so on iWARP an
+/// empty receive gets one segment of no bytes, which no device
 /// dereferences.
-pub(super) fn recv_sge_list(sgl: &[Sge], iwarp: bool, sges: &mut Sges) -> Result<usize, PostError> {
+#[inline(always)]
+pub(super) fn recv_sge_count(sgl: &[Sge], iwarp: bool, sges: &mut Sges) -> usize {
     if sgl.is_empty() && iwarp {
         sges.a[0].write(ibv_sge {
             addr: 0,
             length: 0,
             lkey: 0,
         });
-        return Ok(1);
+        return 1;
     }
-    sge_list(sgl, sges)?;
-    Ok(sgl.len())
+    sgl.len()
 }
 
 pub(super) fn post_result(rc: i32) -> Result<(), PostError> {
@@ -603,10 +626,12 @@ impl QueuePair for VerbsQp {
         self.0.state()
     }
 
+    #[inline]
     fn post_send(&self, wr: &SendWr<'_>) -> Result<(), PostError> {
         self.0.post_send_wr(wr)
     }
 
+    #[inline]
     fn post_recv(&self, wr: &RecvWr<'_>) -> Result<(), PostError> {
         self.0.post_recv_wr(wr)
     }

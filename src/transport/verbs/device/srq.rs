@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::qp::{post_result, recv_sge_list, Sges};
+use super::qp::{checked_sge_list, post_result, recv_sge_count, Sges};
 use super::VerbsDevice;
 use crate::transport::api::*;
 use crate::transport::verbs::ring::Ring;
@@ -75,10 +75,9 @@ impl SharedReceiveQueue for VerbsSrq {
         if wr.sgl.len() > MAX_SGE {
             return Err(PostError::TooManySge);
         }
-        self.dev.check_sgl(wr.sgl, Access::LOCAL_WRITE, self.pd)?;
         let mut sges = Sges::new();
-        let n = recv_sge_list(wr.sgl, self.dev.iwarp, &mut sges)?;
-        let total = wr.sgl.iter().map(|s| s.len).sum();
+        let total = checked_sge_list(&self.dev, wr.sgl, Access::LOCAL_WRITE, self.pd, &mut sges)?;
+        let n = recv_sge_count(wr.sgl, self.dev.iwarp, &mut sges);
         self.ring
             .post(wr.wr_id, wr.ctx, total, WcOp::Recv, true, |wr_id| {
                 // SAFETY: all-zero is a valid work request; it points at the
