@@ -57,7 +57,7 @@ struct Queue {
     stream_flags: HashMap<(Handle, WorkQueue), u32>,
     /// Queue pairs whose completions land in the CQ: their EP and which
     /// directions this EVD receives (looked up for every completion).
-    streams: HashMap<QpNum, Stream, BuildHasherDefault<QpHasher>>,
+    streams: Streams,
     /// Events that must come after the completions already in the CQ
     /// (connection events, flushes made by the DAT layer).
     deferred: VecDeque<Event>,
@@ -85,6 +85,58 @@ impl Hasher for QpHasher {
 
     fn write_u32(&mut self, n: u32) {
         self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The queue pairs feeding an EVD's CQ, looked up for every completion:
+/// a few (most EVDs serve one or two EPs) in a vector searched in order,
+/// more in a hash map.
+#[derive(Default)]
+struct Streams {
+    few: Vec<(QpNum, Stream)>,
+    many: HashMap<QpNum, Stream, BuildHasherDefault<QpHasher>>,
+}
+
+/// Streams kept in the vector at most.
+const FEW_STREAMS: usize = 8;
+
+impl Streams {
+    #[inline]
+    fn get(&self, qp: QpNum) -> Option<&Stream> {
+        if self.many.is_empty() {
+            self.few.iter().find(|(n, _)| *n == qp).map(|(_, s)| s)
+        } else {
+            self.many.get(&qp)
+        }
+    }
+
+    fn get_or_insert(&mut self, qp: QpNum, make: impl FnOnce() -> Stream) -> &mut Stream {
+        if self.many.is_empty() {
+            if let Some(i) = self.few.iter().position(|(n, _)| *n == qp) {
+                return &mut self.few[i].1;
+            }
+            if self.few.len() < FEW_STREAMS {
+                self.few.push((qp, make()));
+                let last = self.few.len() - 1;
+                return &mut self.few[last].1;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.entry(qp).or_insert_with(make)
+    }
+
+    fn remove(&mut self, qp: QpNum) {
+        self.few.retain(|(n, _)| *n != qp);
+        self.many.remove(&qp);
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Stream> {
+        self.few.iter().map(|(_, s)| s).chain(self.many.values())
+    }
+
+    fn clear(&mut self) {
+        self.few.clear();
+        self.many.clear();
     }
 }
 
@@ -144,6 +196,10 @@ pub struct Evd {
     /// The CQ needs no progress calls (`CompletionQueue::passive`).
     cq_passive: bool,
 }
+
+/// Completions a dequeue takes from a passive CQ when nothing is queued
+/// (the rest wait in the CQ).
+const DEQUEUE_BATCH: usize = 4;
 
 /// Completions taken from a CQ in one call.
 const TAKE_BATCH: usize = 16;
@@ -215,7 +271,7 @@ impl Evd {
                 dead: false,
                 broken: false,
                 stream_flags: HashMap::new(),
-                streams: HashMap::default(),
+                streams: Streams::default(),
                 deferred: VecDeque::new(),
                 notified: 0,
             }),
@@ -373,25 +429,7 @@ impl Evd {
     /// then a poll comes first, as for an empty queue.
     pub fn dequeue(&self) -> Result<Event> {
         if let Some(cq) = self.cq.as_ref().filter(|_| self.cq_passive) {
-            // No engine to run: one look under the lock, polling the CQ
-            // only when nothing is queued.
-            let ev = {
-                let mut q = self.live_queue()?;
-                if q.broken {
-                    return Err(ia::invalid_state());
-                }
-                if q.waiter {
-                    return Err(DatError::state(Sub::EvdWaiter));
-                }
-                if q.events.is_empty() {
-                    let mut wcs = [Wc::BLANK; TAKE_BATCH];
-                    let mut got = 0;
-                    while self.take_step(cq.as_ref(), &mut q, &mut wcs, &mut got) {}
-                }
-                q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))?
-            };
-            release(&ev);
-            return Ok(ev);
+            return self.dequeue_passive(cq.as_ref());
         }
         {
             let mut q = self.live_queue()?;
@@ -617,6 +655,100 @@ impl Evd {
         out
     }
 
+    /// `dat_evd_dequeue` of an EVD whose CQ needs no progress calls (the
+    /// device moves the data itself): one look under the lock, polling the
+    /// CQ only when nothing is queued, for a few completions; the first
+    /// becomes the event returned, the others are queued.
+    #[inline]
+    fn dequeue_passive(&self, cq: &dyn CompletionQueue) -> Result<Event> {
+        let mut q = self.live_queue()?;
+        if q.broken {
+            return Err(ia::invalid_state());
+        }
+        if q.waiter {
+            return Err(DatError::state(Sub::EvdWaiter));
+        }
+        if let Some(ev) = q.events.pop_front() {
+            drop(q);
+            release(&ev);
+            return Ok(ev);
+        }
+        if !q.deferred.is_empty() {
+            // Deferred events go behind what the CQ holds: the full step.
+            let mut wcs = [Wc::BLANK; TAKE_BATCH];
+            let mut got = 0;
+            while self.take_step(cq, &mut q, &mut wcs, &mut got) {}
+            let ev = q.events.pop_front().ok_or(DatError::of(Type::QueueEmpty))?;
+            drop(q);
+            release(&ev);
+            return Ok(ev);
+        }
+        let mut wcs = [Wc::BLANK; DEQUEUE_BATCH];
+        let room = q.qlen.min(wcs.len());
+        let mut first = None;
+        loop {
+            let n = cq.take(&mut wcs[..room]);
+            self.queue_taken(&mut q, &wcs[..n], &mut first);
+            // (All suppressed and the CQ may hold more: look again.)
+            if first.is_some() || n < room {
+                break;
+            }
+        }
+        first.ok_or(DatError::of(Type::QueueEmpty))
+    }
+
+    /// Translates completions taken from the CQ: the first event into
+    /// `first` (its slot given back), the others queued.
+    #[inline]
+    fn queue_taken(&self, q: &mut Queue, wcs: &[Wc], first: &mut Option<Event>) {
+        for wc in wcs {
+            let Some((mut ev, notify, ep)) = self.translate(q, wc) else {
+                continue;
+            };
+            ev.evd = self.handle;
+            let take = first.is_none();
+            if take {
+                // Its slot goes back now: the event is the consumer's.
+                match ev.credit {
+                    Credit::Request(_) => ep.release(WorkQueue::Request),
+                    Credit::Recv(_) => ep.release(WorkQueue::Receive),
+                    _ => release(&ev),
+                }
+            }
+            if notify {
+                q.notified = q.notified.wrapping_add(1);
+            }
+            if take {
+                *first = Some(ev);
+            } else if q.events.len() < q.qlen {
+                q.events.push_back(ev);
+            }
+        }
+    }
+
+    /// The event of a completion on this EVD's CQ (queue lock held), whether
+    /// it is a notification event, and the EP it belongs to; `None` for a
+    /// queue pair or direction this EVD does not take, and for a successful
+    /// SUPPRESS post.
+    #[inline(always)]
+    fn translate<'q>(&self, q: &'q Queue, wc: &Wc) -> Option<(Event, bool, &'q Arc<Ep>)> {
+        let s = q.streams.get(wc.qp)?;
+        let queue = if wc.op == WcOp::Recv {
+            WorkQueue::Receive
+        } else {
+            WorkQueue::Request
+        };
+        let attached = match queue {
+            WorkQueue::Receive => s.recv,
+            WorkQueue::Request => s.request,
+        };
+        if !attached {
+            return None;
+        }
+        let (ev, notify) = s.ep.translate(wc, queue)?;
+        Some((ev, notify, &s.ep))
+    }
+
     /// One step of moving completions into the queue (its lock held): what
     /// fits of the CQ's, at most a batch, each translated into an event;
     /// then, once the CQ is empty, the deferred events. True if another
@@ -634,22 +766,7 @@ impl Evd {
         // (No `changed()`: a waiter on an EVD with a CQ fills and looks at
         // the queue itself; only waiters without one read `seq`.)
         for wc in &wcs[..n] {
-            let Some(s) = q.streams.get(&wc.qp) else {
-                continue;
-            };
-            let queue = if wc.op == WcOp::Recv {
-                WorkQueue::Receive
-            } else {
-                WorkQueue::Request
-            };
-            let attached = match queue {
-                WorkQueue::Receive => s.recv,
-                WorkQueue::Request => s.request,
-            };
-            if !attached {
-                continue;
-            }
-            if let Some((mut ev, notify)) = s.ep.translate(wc, queue) {
+            if let Some((mut ev, notify, _)) = self.translate(q, wc) {
                 ev.evd = self.handle;
                 if q.events.len() < q.qlen {
                     q.events.push_back(ev);
@@ -712,7 +829,7 @@ impl Evd {
     pub(crate) fn attach(&self, qp: QpNum, ep: &Arc<Ep>, queue: WorkQueue, depth: u32) {
         let total = {
             let mut q = lock_anyway(&self.q);
-            let s = q.streams.entry(qp).or_insert_with(|| Stream {
+            let s = q.streams.get_or_insert(qp, || Stream {
                 ep: ep.clone(),
                 recv: false,
                 request: false,
@@ -748,7 +865,7 @@ impl Evd {
 
     /// The queue pair no longer feeds this EVD; its later completions are dropped.
     pub(crate) fn detach(&self, qp: QpNum) {
-        lock_anyway(&self.q).streams.remove(&qp);
+        lock_anyway(&self.q).streams.remove(qp);
     }
 
     /// Room for one more event (a connection request is refused otherwise).

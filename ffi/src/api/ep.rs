@@ -18,13 +18,13 @@ use dat_abi::*;
 
 /// The consumer's IOV, copied onto the stack (the array is application
 /// memory: read element by element, never borrowed).
-pub(crate) fn read_iov(
+pub(crate) fn read_iov<'a>(
     num: DAT_COUNT,
     iov: *const DAT_LMR_TRIPLET,
     num_input: Input,
     iov_input: Input,
-) -> udapl::Result<([Segment; MAX_IOV], usize)> {
-    let mut segs = [Segment::default(); MAX_IOV];
+    out: &'a mut Iov,
+) -> udapl::Result<&'a [Segment]> {
     let n = usize::try_from(num).map_err(|_| DatError::invalid(num_input))?;
     if n > MAX_IOV {
         return Err(DatError::invalid(num_input));
@@ -32,17 +32,33 @@ pub(crate) fn read_iov(
     if n > 0 && (iov.is_null() || (iov as usize) % std::mem::align_of::<DAT_LMR_TRIPLET>() != 0) {
         return Err(DatError::invalid(iov_input));
     }
-    for (i, s) in segs.iter_mut().enumerate().take(n) {
+    for (i, s) in out.segs.iter_mut().enumerate().take(n) {
         // SAFETY: the consumer passes `num` readable triplets at `iov`
         // (checked non-NULL and aligned); each is copied out by value.
         let t = unsafe { iov.add(i).read() };
-        *s = Segment {
+        s.write(Segment {
             lmr_context: t.lmr_context,
             addr: t.virtual_address,
             len: t.segment_length,
-        };
+        });
     }
-    Ok((segs, n))
+    // SAFETY: the first `n` (at most MAX_IOV) entries were written above.
+    Ok(unsafe { std::slice::from_raw_parts(out.segs.as_ptr().cast::<Segment>(), n) })
+}
+
+/// Room for the segments of a post, copied from the consumer's list by
+/// [`read_iov`] (only those are written: nothing is initialised, nothing
+/// moved on the post path).
+pub(crate) struct Iov {
+    segs: [std::mem::MaybeUninit<Segment>; MAX_IOV],
+}
+
+impl Iov {
+    pub(crate) const fn new() -> Iov {
+        Iov {
+            segs: [const { std::mem::MaybeUninit::uninit() }; MAX_IOV],
+        }
+    }
 }
 
 /// Private data copied from the consumer (size checked against `max`).
@@ -181,7 +197,14 @@ fn post(
     flags: DAT_COMPLETION_FLAGS,
 ) -> udapl::Result<()> {
     let ep = from_handle::<Ep>(ep_handle)?;
-    let (segs, n) = read_iov(num_segments, local_iov, Input::NumSegments, Input::LocalIov)?;
+    let mut room = Iov::new();
+    let iov = read_iov(
+        num_segments,
+        local_iov,
+        Input::NumSegments,
+        Input::LocalIov,
+        &mut room,
+    )?;
     // SAFETY: reading a union's 64-bit view; every bit pattern is valid.
     let cookie = unsafe { cookie.as_64 };
     let req = match remote {
@@ -200,7 +223,7 @@ fn post(
             }
         }
     };
-    ep.post(&segs[..n], cookie, req, flags)
+    ep.post(iov, cookie, req, flags)
 }
 
 /// Creates an endpoint.
@@ -582,10 +605,17 @@ pub unsafe extern "C" fn dat_ep_post_recv(
         ),
         {
             let ep = from_handle::<Ep>(ep_handle)?;
-            let (segs, n) = read_iov(num_segments, local_iov, Input::NumSegments, Input::LocalIov)?;
+            let mut room = Iov::new();
+            let iov = read_iov(
+                num_segments,
+                local_iov,
+                Input::NumSegments,
+                Input::LocalIov,
+                &mut room,
+            )?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
-            ep.post_recv(&segs[..n], cookie, completion_flags)
+            ep.post_recv(iov, cookie, completion_flags)
         }
     )
 }

@@ -82,10 +82,17 @@ pub unsafe extern "C" fn dat_srq_post_recv(
         srq_post_recv_func(srq_handle, num_segments, local_iov, user_cookie),
         {
             let s = from_handle::<Srq>(srq_handle)?;
-            let (segs, n) = read_iov(num_segments, local_iov, Input::NumSegments, Input::LocalIov)?;
+            let mut room = super::ep::Iov::new();
+            let iov = read_iov(
+                num_segments,
+                local_iov,
+                Input::NumSegments,
+                Input::LocalIov,
+                &mut room,
+            )?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
-            s.post_recv(&segs[..n], cookie)
+            s.post_recv(iov, cookie)
         }
     )
 }

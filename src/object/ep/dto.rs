@@ -33,7 +33,8 @@ use super::{state_error, Ep, EpAttr, EpState, WorkQueue};
 const POST_FLAGS: u32 = 0x0f;
 
 /// A post's word in its work request ([`SendWr::ctx`]): its completion
-/// flags in the low four bits, a bind's RMR handle (32-byte aligned) above.
+/// flags in the low four bits, a bind's RMR handle (64-byte aligned) above.
+#[inline(always)]
 fn post_ctx(flags: u32, rmr: Option<Handle>) -> u64 {
     let h = rmr.map_or(0, |h| h.addr() as u64);
     debug_assert_eq!(h & u64::from(POST_FLAGS), 0);
@@ -41,17 +42,45 @@ fn post_ctx(flags: u32, rmr: Option<Handle>) -> u64 {
 }
 
 /// The flags and RMR [`post_ctx`] packed.
+#[inline(always)]
 fn post_info(ctx: u64) -> (u32, Option<Handle>) {
     let flags = (ctx & u64::from(POST_FLAGS)) as u32;
     let h = (ctx & !u64::from(POST_FLAGS)) as usize;
     (flags, (h != 0).then(|| Handle::from_addr(h)))
 }
 
-/// The EP configuration a post reads.
+/// The EP configuration a request post reads.
 struct PostView {
     qp: Option<Arc<dyn QueuePair>>,
-    attr: EpAttr,
+    attr: PostAttr,
     pz: Option<u64>,
+}
+
+/// The attributes a request post checks (copied under the EP's lock).
+#[derive(Clone, Copy)]
+struct PostAttr {
+    request_completion_flags: u32,
+    max_request_iov: i32,
+    max_rdma_write_iov: i32,
+    max_rdma_read_iov: i32,
+    max_rdma_read_out: i32,
+    max_message_size: u64,
+    max_rdma_size: u64,
+}
+
+impl PostAttr {
+    #[inline(always)]
+    fn of(a: &EpAttr) -> PostAttr {
+        PostAttr {
+            request_completion_flags: a.request_completion_flags,
+            max_request_iov: a.max_request_iov,
+            max_rdma_write_iov: a.max_rdma_write_iov,
+            max_rdma_read_iov: a.max_rdma_read_iov,
+            max_rdma_read_out: a.max_rdma_read_out,
+            max_message_size: a.max_message_size,
+            max_rdma_size: a.max_rdma_size,
+        }
+    }
 }
 
 /// The request kind of a post.
@@ -193,6 +222,8 @@ impl Ep {
     }
 
     /// A post on a DISCONNECTED EP: accepted and flushed at once (§3.3 rule 2).
+    #[cold]
+    #[inline(never)]
     fn flush_now(&self, queue: WorkQueue, cookie: u64, rmr: Option<Handle>) -> Result<()> {
         let evd = {
             let i = lock_anyway(&self.inner);
@@ -227,6 +258,7 @@ impl Ep {
     }
 
     /// Takes a DTO slot; true if it was the last free one.
+    #[inline(always)]
     fn take_slot(&self, queue: WorkQueue) -> Result<bool> {
         let (c, max) = match queue {
             WorkQueue::Receive => (&self.recv_out, &self.recv_max),
@@ -246,10 +278,17 @@ impl Ep {
     /// post gives its slot back when it completes (§3.6), and the consumer,
     /// who gets no event for it, may never poll that EVD. (Slots of
     /// reported completions stay taken until dequeued.)
+    #[inline(always)]
     fn take_request_slot(&self) -> Result<bool> {
         if let Ok(last) = self.take_slot(WorkQueue::Request) {
             return Ok(last);
         }
+        self.take_request_slot_slow()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_request_slot_slow(&self) -> Result<bool> {
         let evd = lock_anyway(&self.inner).req_evd.clone();
         if let Some(evd) = evd {
             evd.fill();
@@ -373,6 +412,7 @@ impl Ep {
     /// Takes a slot and hands the post to the transport (`post` is told
     /// whether the slot was the last free one); a queue pair that closed
     /// meanwhile flushes it.
+    #[inline(always)]
     fn submit(
         &self,
         qp: &Arc<dyn QueuePair>,
@@ -401,6 +441,8 @@ impl Ep {
     /// the connection broke) has not reached the EP yet; or an accept is
     /// completing (COMPLETION_PENDING). Such a post is accepted and
     /// flushed, as on a DISCONNECTED EP (§3.3 rule 2).
+    #[cold]
+    #[inline(never)]
     fn refused(
         &self,
         e: PostError,
@@ -427,11 +469,12 @@ impl Ep {
     }
 
     /// What a post needs of the EP's configuration, under one short lock.
+    #[inline(always)]
     fn view(&self) -> Result<PostView> {
         let i = self.inner()?;
         Ok(PostView {
             qp: i.qp.clone(),
-            attr: i.attr,
+            attr: PostAttr::of(&i.attr),
             pz: i.pz.as_ref().map(|p| p.key_id()),
         })
     }
@@ -448,10 +491,16 @@ impl Ep {
     }
 
     /// Completions of a direction whose EVD is NULL are discarded.
+    #[inline(always)]
     fn drain_sink(&self) {
-        if !self.has_sink.load(Ordering::Relaxed) {
-            return;
+        if self.has_sink.load(Ordering::Relaxed) {
+            self.drain_sink_now();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn drain_sink_now(&self) {
         let sink = lock_anyway(&self.inner).sink.clone();
         if let Some(cq) = sink {
             let mut wcs = [Wc::BLANK; 16];
@@ -473,7 +522,7 @@ impl Ep {
 
     /// `dat_ep_post_recv`.
     pub fn post_recv(&self, iov: &[Segment], cookie: u64, flags: u32) -> Result<()> {
-        let (qp, attr, pz) = {
+        let (qp, recv_completion_flags, max_recv_iov, pz) = {
             let mut i = self.inner()?;
             if i.srq.is_some() {
                 return Err(DatError::of(Type::InvalidState));
@@ -483,7 +532,12 @@ impl Ep {
             } else {
                 Some(self.ensure_qp(&mut i)?)
             };
-            (qp, i.attr, i.pz.as_ref().map(|p| p.key_id()))
+            (
+                qp,
+                i.attr.recv_completion_flags,
+                i.attr.max_recv_iov,
+                i.pz.as_ref().map(|p| p.key_id()),
+            )
         };
         if flags & !POST_FLAGS != 0
             || flags & (COMPLETION_SUPPRESS | COMPLETION_BARRIER_FENCE | COMPLETION_SOLICITED_WAIT)
@@ -492,11 +546,11 @@ impl Ep {
             return Err(DatError::invalid(Input::CompletionFlags));
         }
         if flags & COMPLETION_UNSIGNALLED != 0
-            && attr.recv_completion_flags & COMPLETION_UNSIGNALLED == 0
+            && recv_completion_flags & COMPLETION_UNSIGNALLED == 0
         {
             return Err(DatError::invalid(Input::CompletionFlags));
         }
-        if iov.len() > usize::try_from(attr.max_recv_iov).unwrap_or(0) {
+        if iov.len() > usize::try_from(max_recv_iov).unwrap_or(0) {
             return Err(DatError::invalid(Input::NumSegments));
         }
         let mut buf = [Sge {
