@@ -19,7 +19,8 @@
 #   make guest        build (or reuse) the kernel-RDMA test guest (tests/guest/build.sh)
 #   make guest-check  rping_dat against rdma-core's rping over the kernel's siw in that guest
 #   make verbs-check  the endpoint, consumer and example programs over verbs IAs on rxe and siw in that guest, and interop
-#   make verbs-bench  dat-perf over a verbs IA beside perftest's ib_*_lat/ib_write_bw in that guest
+#   make verbs-bench  dat-perf over a verbs IA beside perftest's ib_*_lat/ib_write_bw in that guest, then verbs-calls
+#   make verbs-calls  the DAT layer's cost over raw verbs call by call, paired in one process, in that guest
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -216,7 +217,7 @@ helgrind: $(HELGRIND_BIN)
 	@LD_LIBRARY_PATH=$(ABSLIB) CTEST_WRAPPER="valgrind --tool=drd $(THREADCHECK)" \
 		./ctests/run.sh $(HELGRIND_BIN)
 
-BENCH_SRC := $(filter-out ctests/bench/bench_ep.c,$(wildcard ctests/bench/*.c))
+BENCH_SRC := $(filter-out ctests/bench/bench_ep.c ctests/bench/verbs_calls.c,$(wildcard ctests/bench/*.c))
 BENCH_BIN := $(BUILD)/bench/bench_local
 BENCH_EP  := $(BUILD)/bench/bench_ep
 STUB_LIB  := $(CTOUT)/registry/libstub_provider.so
@@ -361,8 +362,9 @@ guest-check: lib $(INTEROP_BIN)
 # the guest (the harness without verbs).
 VERBS_TRANSPORT ?= verbs
 DEMO_BIN := $(BUILD)/demo/dat_demo
+VERBS_CALLS := $(BUILD)/bench/verbs_calls
 
-.PHONY: verbs-check verbs-bench
+.PHONY: verbs-check verbs-bench verbs-calls
 
 $(DEMO_BIN): examples/dat_demo.c include/dat/udat.h $(LIBOUT)/libdat.so.1
 	@mkdir -p $(dir $@)
@@ -393,7 +395,22 @@ verbs-check-all: lib ctests examples $(INTEROP_BIN) $(DEMO_BIN)
 # dat-perf over a verbs IA beside perftest (ib_send_lat, ib_write_lat,
 # ib_read_lat, ib_write_bw) on the same device in the same guest, with the
 # ratios (tests/guest/verbs-perf.sh). Not in check.
-verbs-bench: lib tools
+verbs-bench: lib tools $(VERBS_CALLS)
 	@echo "== dat-perf over verbs beside perftest (QEMU guest, transport=$(VERBS_TRANSPORT))"
 	tests/guest/build.sh >/dev/null
 	tests/guest/verbs-perf.sh --transport $(VERBS_TRANSPORT)
+	$(MAKE) verbs-calls
+
+# The DAT layer's cost over raw verbs call by call: one process per device
+# alternates chunks of a lock-step ping-pong over raw verbs and over DAT on
+# the same device in the guest and prints the paired ratio
+# (ctests/bench/verbs_calls.c, tests/guest/verbs-calls.sh). Needs
+# rdma-core's headers and libraries on the host (setup.sh installs them).
+$(VERBS_CALLS): ctests/bench/verbs_calls.c include/dat/udat.h $(LIBOUT)/libdat.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CWARN) -O2 -g -Iinclude -o $@ $< $(LDFLAGS_T) -libverbs -lrdmacm
+
+verbs-calls: lib $(VERBS_CALLS)
+	@echo "== the DAT layer over raw verbs, call by call (QEMU guest)"
+	tests/guest/build.sh >/dev/null
+	tests/guest/verbs-calls.sh

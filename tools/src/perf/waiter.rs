@@ -47,13 +47,14 @@ impl Waiter<'_> {
 
     /// The next event of the DTO EVD, whatever its status.
     pub fn next_event(&self, what: &str) -> Result<DAT_EVENT, Error> {
-        let deadline = Instant::now() + self.timeout;
         match self.wait {
             // With --wait mem a side calls the library only once the data
             // is there (or its send queue is full): then it dequeues.
-            Wait::Poll | Wait::Mem => self.next_poll(deadline, what),
-            Wait::Evd => self.next_evd(deadline, what),
-            Wait::Cno => self.next_cno(deadline, what),
+            // (The clock is read only once the first dequeue found nothing:
+            // perftest's poll loop reads none.)
+            Wait::Poll | Wait::Mem => self.next_poll(what),
+            Wait::Evd => self.next_evd(Instant::now() + self.timeout, what),
+            Wait::Cno => self.next_cno(Instant::now() + self.timeout, what),
         }
     }
 
@@ -101,8 +102,9 @@ impl Waiter<'_> {
         ))
     }
 
-    fn next_poll(&self, deadline: Instant, what: &str) -> Result<DAT_EVENT, Error> {
+    fn next_poll(&self, what: &str) -> Result<DAT_EVENT, Error> {
         let mut spins: u32 = 0;
+        let mut deadline = None;
         loop {
             if let Some(ev) = self.dto.dequeue()? {
                 return Ok(ev);
@@ -110,7 +112,8 @@ impl Waiter<'_> {
             spins = spins.wrapping_add(1);
             if spins % 4096 == 0 {
                 self.check_conn()?;
-                if Instant::now() > deadline {
+                let d = *deadline.get_or_insert_with(|| Instant::now() + self.timeout);
+                if Instant::now() > d {
                     return Err(self.timed_out(what));
                 }
             }
