@@ -18,13 +18,13 @@ use dat_abi::*;
 
 /// The consumer's IOV, copied onto the stack (the array is application
 /// memory: read element by element, never borrowed).
-pub(crate) fn read_iov<'a>(
+pub(crate) fn read_iov(
     num: DAT_COUNT,
     iov: *const DAT_LMR_TRIPLET,
     num_input: Input,
     iov_input: Input,
-    out: &'a mut Iov,
-) -> udapl::Result<&'a [Segment]> {
+    out: &mut Iov,
+) -> udapl::Result<&[Segment]> {
     let n = usize::try_from(num).map_err(|_| DatError::invalid(num_input))?;
     if n > MAX_IOV {
         return Err(DatError::invalid(num_input));
