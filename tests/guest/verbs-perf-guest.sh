@@ -62,6 +62,9 @@ wait_listening() {  # port pid
 }
 
 port=18600
+# --pin C,S: clients on CPU C, servers on CPU S.
+PIN_C= PIN_S=
+if [ -n "${PIN:-}" ]; then PIN_C="taskset -c ${PIN%,*}" PIN_S="taskset -c ${PIN#*,}"; fi
 # perftest: the row of the client's table that starts with the size.
 # Latency: t_typical (the median, column 5); bandwidth: BW average (column
 # 4, in MiB/s), as MB/s.
@@ -71,10 +74,10 @@ raw() {  # test size
     extra= n=$ITERS
     case $1 in *_bw) extra="-t $DEPTH" n=$BW_ITERS ;; esac
     # -F: TCG's CPU frequency readings disagree; perftest would stop on that
-    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$n" $extra > "$log.server" 2>&1 &
+    $PIN_S timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$n" $extra > "$log.server" 2>&1 &
     spid=$!
     wait_listening $port $spid
-    timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$n" $extra $ADDR > "$log.client" 2>&1
+    $PIN_C timeout "$RUN_TIMEOUT" "ib_$1" -R -d "$DEVICE" -F -p $port -s "$2" -n "$n" $extra $ADDR > "$log.client" 2>&1
     wait $spid
     # A figure counts only from a run of the iterations asked for
     # (column 2).
@@ -96,7 +99,7 @@ ours() {  # test size
     [ "$1" = write_lat ] && extra="--wait mem"
     # perftest's server idles through ib_read_lat and ib_write_bw
     case $1 in read_*|write_bw) extra="$extra --peer sleep" ;; esac
-    timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port --no-progress > "$log.server" 2>&1 &
+    $PIN_S timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port --no-progress > "$log.server" 2>&1 &
     spid=$!
     # (its own counter: $n is the run's iterations)
     w=300
@@ -104,7 +107,7 @@ ours() {  # test size
         kill -0 $spid 2>/dev/null || break
         sleep 0.1; w=$((w - 1))
     done
-    timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port -t "$op" $mode -s "$2" -n "$n" $extra \
+    $PIN_C timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port -t "$op" $mode -s "$2" -n "$n" $extra \
         --csv --no-progress $ADDR > "$log.client" 2>&1
     wait $spid
     # Only from a run of the iterations asked for (column 5): until

@@ -32,6 +32,9 @@
 #                            (default 5); the table shows the medians over
 #                            the rounds and the range of the rounds' ratios
 #     --test T               (repeatable; default send_lat write_lat read_lat write_bw)
+#     --pin C,S              run every client on guest CPU C and every
+#                            server on CPU S (taskset; default: where the
+#                            scheduler puts them)
 #     --keep DIR             keep the shares (every run's output) in DIR
 # Exit status 0 when every test has a figure from at least one round, 1
 # otherwise (rounds without one are named in the table; the
@@ -42,7 +45,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 . "$HERE/lib.sh"
 
-TRANSPORT=verbs DEVICES="rxe siw" LAT_SIZES=() BW_SIZES=() ITERS=10000 BW_ITERS=1000 DEPTH=16 REPS=5 TESTS=() KEEP=""
+TRANSPORT=verbs DEVICES="rxe siw" LAT_SIZES=() BW_SIZES=() ITERS=10000 BW_ITERS=1000 DEPTH=16 REPS=5 TESTS=() KEEP="" PIN=""
 while [ $# -gt 0 ]; do
     case $1 in
     --transport) case $2 in verbs|tcp) TRANSPORT=$2 ;; *) echo "verbs-perf: --transport verbs|tcp" >&2; exit 2 ;; esac; shift ;;
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --reps) REPS=$2; shift ;;
     --test) case $2 in send_lat|write_lat|read_lat|write_bw) TESTS+=("$2") ;; *) echo "verbs-perf: --test send_lat|write_lat|read_lat|write_bw" >&2; exit 2 ;; esac; shift ;;
     --keep) KEEP=$2; shift ;;
+    --pin) case $2 in [0-9]*,[0-9]*) PIN=$2 ;; *) echo "verbs-perf: --pin CLIENT_CPU,SERVER_CPU" >&2; exit 2 ;; esac; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "verbs-perf: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
@@ -129,7 +133,7 @@ run_device() {  # rxe|siw
         --append "clocksource=tsc tsc=reliable" \
         --file "$BUILD/lib" --file "$DAT_PERF" --env "TRANSPORT=$TRANSPORT" --env "DEVICE=$dev" \
         --env "DAT_PERF=$DAT_PERF" --env "TESTS=${TESTS[*]}" --env "LAT_SIZES=${LAT_SIZES[*]}" \
-        --env "BW_SIZES=${BW_SIZES[*]}" --env "ITERS=$ITERS" --env "BW_ITERS=$BW_ITERS" --env "DEPTH=$DEPTH" --env "REPS=$REPS" \
+        --env "BW_SIZES=${BW_SIZES[*]}" --env "ITERS=$ITERS" --env "BW_ITERS=$BW_ITERS" --env "DEPTH=$DEPTH" --env "REPS=$REPS" --env "PIN=$PIN" \
         "$HERE/verbs-perf-guest.sh" > "$share/run.out" 2>&1
     rc=$?
     echo
