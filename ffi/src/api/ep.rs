@@ -18,19 +18,19 @@ use dat_abi::*;
 
 /// The consumer's IOV, copied onto the stack (the array is application
 /// memory: read element by element, never borrowed).
+/// Errors name `num_segments` and `local_iov`, the parameters of every
+/// post that takes one.
 pub(crate) fn read_iov(
     num: DAT_COUNT,
     iov: *const DAT_LMR_TRIPLET,
-    num_input: Input,
-    iov_input: Input,
     out: &mut Iov,
 ) -> udapl::Result<&[Segment]> {
-    let n = usize::try_from(num).map_err(|_| DatError::invalid(num_input))?;
+    let n = usize::try_from(num).map_err(|_| DatError::invalid(Input::NumSegments))?;
     if n > MAX_IOV {
-        return Err(DatError::invalid(num_input));
+        return Err(DatError::invalid(Input::NumSegments));
     }
     if n > 0 && (iov.is_null() || (iov as usize) % std::mem::align_of::<DAT_LMR_TRIPLET>() != 0) {
-        return Err(DatError::invalid(iov_input));
+        return Err(DatError::invalid(Input::LocalIov));
     }
     for (i, s) in out.segs.iter_mut().enumerate().take(n) {
         // SAFETY: the consumer passes `num` readable triplets at `iov`
@@ -198,13 +198,7 @@ fn post(
 ) -> udapl::Result<()> {
     let ep = from_handle::<Ep>(ep_handle)?;
     let mut room = Iov::new();
-    let iov = read_iov(
-        num_segments,
-        local_iov,
-        Input::NumSegments,
-        Input::LocalIov,
-        &mut room,
-    )?;
+    let iov = read_iov(num_segments, local_iov, &mut room)?;
     // SAFETY: reading a union's 64-bit view; every bit pattern is valid.
     let cookie = unsafe { cookie.as_64 };
     let req = match remote {
@@ -606,13 +600,7 @@ pub unsafe extern "C" fn dat_ep_post_recv(
         {
             let ep = from_handle::<Ep>(ep_handle)?;
             let mut room = Iov::new();
-            let iov = read_iov(
-                num_segments,
-                local_iov,
-                Input::NumSegments,
-                Input::LocalIov,
-                &mut room,
-            )?;
+            let iov = read_iov(num_segments, local_iov, &mut room)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
             ep.post_recv(iov, cookie, completion_flags)

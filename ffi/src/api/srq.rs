@@ -83,13 +83,7 @@ pub unsafe extern "C" fn dat_srq_post_recv(
         {
             let s = from_handle::<Srq>(srq_handle)?;
             let mut room = super::ep::Iov::new();
-            let iov = read_iov(
-                num_segments,
-                local_iov,
-                Input::NumSegments,
-                Input::LocalIov,
-                &mut room,
-            )?;
+            let iov = read_iov(num_segments, local_iov, &mut room)?;
             // SAFETY: the union's 64-bit view; every bit pattern is valid.
             let cookie = unsafe { user_cookie.as_64 };
             s.post_recv(iov, cookie)
