@@ -16,8 +16,10 @@
 # dat-perf waits as perftest does: ib_write_lat spins on the last byte of
 # its buffer, dat-perf -t write --lat with --wait mem; ib_send_lat and
 # ib_read_lat poll the CQ, dat-perf with --wait poll (dat_evd_dequeue);
-# the target of ib_read_lat and ib_write_bw idles, dat-perf's sleeps in
-# dat_evd_wait (--peer sleep) instead of spinning beside the client.
+# the target of ib_read_lat and ib_write_bw busy-polls a CQ until the
+# client's closing message (perftest's -R exchange; measured: its server
+# spends the whole run in user mode), dat-perf's a dat_evd_dequeue loop
+# (--peer wait, the default).
 # Results, one line each, in perf.results (a run that did not do the
 # iterations asked for gives no figure):
 #   TEST SIZE raw|ours VALUE    (median latency in us, or bandwidth in MB/s,
@@ -97,8 +99,9 @@ ours() {  # test size
     extra= n=$ITERS
     [ "$mode" = --bw ] && extra="--depth $DEPTH" n=$BW_ITERS
     [ "$1" = write_lat ] && extra="--wait mem"
-    # perftest's server idles through ib_read_lat and ib_write_bw
-    case $1 in read_*|write_bw) extra="$extra --peer sleep" ;; esac
+    # The target of Reads and Write streams polls as perftest's does
+    # (dat-perf's default, --peer wait): with -R perftest's server
+    # busy-polls a CQ for the closing message throughout the run.
     $PIN_S timeout "$RUN_TIMEOUT" "$DAT_PERF" -D "$IA" -p $port --no-progress > "$log.server" 2>&1 &
     spid=$!
     # (its own counter: $n is the run's iterations)

@@ -79,10 +79,10 @@ own memory until the client, after its last operation completed,
 RDMA-Writes the batch's end flag into its memory; only then does it
 take the END message. --peer wait (the default): it waits for the END
 in the --wait style (poll and mem: a dat_evd_dequeue loop). --peer sleep:
-it sleeps in dat_evd_wait until the END whatever --wait says, as
-perftest's server does (ib_read_lat, ib_write_bw): a spinning target
-only takes a CPU from the client and from a software device (rxe, siw)
-on a small machine. (The target's library does the work for Reads and
+it sleeps in dat_evd_wait until the END whatever --wait says: a
+spinning target takes a CPU from the client and from a software device
+(rxe, siw) on a small machine. (perftest's server with -R busy-polls a
+CQ throughout ib_read_lat and ib_write_bw, as --peer wait does.) (The target's library does the work for Reads and
 Writes on its own: over the TCP transport its progress thread.)
 
 -t idle [--duration SECS, default 5]: both processes stay connected and
