@@ -517,6 +517,9 @@ impl Evd {
         // the first sleep on): it then leaves the queue pairs to this
         // thread, which wakes for their data.
         let declared = std::cell::Cell::new(false);
+        // Whether this thread took the CQ's notifications (it then gives
+        // them back when it stops waiting).
+        let cleared = std::cell::Cell::new(false);
         let before = || {
             if let Some(cq) = cq {
                 if !declared.replace(true) {
@@ -574,6 +577,7 @@ impl Evd {
                     // This thread is the one that consumes notifications
                     // (what it takes is in the queue it looks at next).
                     cq.clear_notification();
+                    cleared.set(true);
                     cq.arm(false);
                     self.fill();
                 }
@@ -590,6 +594,9 @@ impl Evd {
         });
         if let Some(cq) = cq.filter(|_| declared.get()) {
             cq.sleeping(false);
+        }
+        if let Some(cq) = cq.filter(|_| cleared.get()) {
+            cq.release_notifications();
         }
         let mut q = lock_anyway(&self.q);
         q.waiter = false;

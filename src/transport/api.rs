@@ -350,8 +350,17 @@ pub trait CompletionQueue: Send + Sync {
 
     /// Consumes the notifications that fired: the thread that sleeps on
     /// [`CompletionQueue::wait_fd`] calls it before it arms and looks at
-    /// the queue a last time.
+    /// the queue a last time. From the first call on, that thread may be
+    /// the one that reads the queue's notifications (a transport need not
+    /// wake a thread of its own for each) until it calls
+    /// [`CompletionQueue::release_notifications`].
     fn clear_notification(&self);
+
+    /// The thread that called [`CompletionQueue::clear_notification`] no
+    /// longer sleeps on [`CompletionQueue::wait_fd`]; notifications go
+    /// where they went before (e.g. to the hook of
+    /// [`CompletionQueue::on_notify`]).
+    fn release_notifications(&self) {}
 
     /// What a waiting thread sleeps on: readable when an armed notification
     /// fired, or when the queue pairs feeding the queue need progress (data

@@ -5,7 +5,7 @@
 //! an eventfd.
 
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +14,7 @@ use crate::sync::lock_anyway;
 use crate::transport::api::*;
 use crate::transport::verbs::ring::{ring_of, Ring};
 use crate::transport::verbs::sys::*;
-use crate::transport::verbs::{drain_eventfd, eventfd, set_nonblocking, write_eventfd, Ptr};
+use crate::transport::verbs::{set_nonblocking, Ptr};
 
 type Hook = Arc<dyn Fn() + Send + Sync>;
 
@@ -79,9 +79,18 @@ pub(super) struct Notify {
     channel: Ptr<ibv_comp_channel>,
     hook: Mutex<Option<Hook>>,
     hooked: AtomicBool,
-    /// Readable when a notification fired while hooked.
-    fired: OwnedFd,
+    /// Who reads the channel while hooked: the event thread, or a waiter
+    /// that sleeps on it (no thread hop per notification).
+    watch: Mutex<Watch>,
     pub(super) token: u64,
+}
+
+/// The channel is in the event thread's set (`watched`) exactly while a
+/// hook is set and no waiter owns the channel.
+#[derive(Default)]
+struct Watch {
+    owned: bool,
+    watched: bool,
 }
 
 // SAFETY: the CQ and channel are rdma-core objects usable from any thread;
@@ -116,14 +125,33 @@ impl Notify {
         }
     }
 
-    /// The event thread saw the channel readable (hooked mode).
+    /// The event thread saw the channel readable (hooked mode). A waiter
+    /// that owns the channel reads it itself: a readiness the event thread
+    /// took before the waiter did is left alone.
     pub(super) fn notified(&self) {
-        if self.drain_channel() {
-            write_eventfd(&self.fired);
+        let any = {
+            let w = lock_anyway(&self.watch);
+            !w.owned && self.drain_channel()
+        };
+        if any {
             let hook = lock_anyway(&self.hook).clone();
             if let Some(h) = hook {
                 h();
             }
+        }
+    }
+
+    /// Puts the channel in the event thread's set or takes it out, as
+    /// `Watch` says it must be.
+    fn sync_watch(self: &Arc<Self>, dev: &VerbsDevice, w: &mut Watch) {
+        let want = self.hooked.load(Ordering::Acquire) && !w.owned;
+        if want != w.watched {
+            if want {
+                dev.events.watch_cq(self.clone());
+            } else {
+                dev.events.unwatch_cq(self);
+            }
+            w.watched = want;
         }
     }
 }
@@ -146,7 +174,6 @@ const UNRESIZABLE_CQ_DEPTH: u32 = 4096;
 impl VerbsCq {
     pub(super) fn create(dev: Arc<VerbsDevice>, depth: u32) -> Result<Arc<VerbsCq>, DeviceError> {
         let lib = dev.lib;
-        let fired = eventfd().map_err(|_| DeviceError::Resources)?;
         // SAFETY: the context is open; results are checked.
         unsafe {
             let channel = (lib.ibv_create_comp_channel)(dev.ctx.0);
@@ -174,7 +201,7 @@ impl VerbsCq {
                 channel: Ptr(channel),
                 hook: Mutex::new(None),
                 hooked: AtomicBool::new(false),
-                fired,
+                watch: Mutex::new(Watch::default()),
                 token: dev.next_id(),
             });
             let me = Arc::new(VerbsCq {
@@ -396,20 +423,39 @@ impl CompletionQueue for VerbsCq {
     fn clear_notification(&self) {
         let n = &self.notify;
         if n.hooked.load(Ordering::Acquire) {
-            drain_eventfd(&n.fired);
-        } else {
+            // The waiter reads the channel from now until it releases it:
+            // the event thread (which triggers the CNO of a hooked CQ) is
+            // not woken for every completion. Taken before the waiter
+            // arms, so every notification of that arm reaches it.
+            let mut w = lock_anyway(&n.watch);
+            if !w.owned {
+                w.owned = true;
+                n.sync_watch(&self.dev, &mut w);
+            }
+        }
+        n.drain_channel();
+    }
+
+    fn release_notifications(&self) {
+        let n = &self.notify;
+        let mut w = lock_anyway(&n.watch);
+        if w.owned {
+            w.owned = false;
+            // What the channel holds is the waiter's (it woke for it, and a
+            // CQ with a waiter triggers no CNO): read here, not handed to
+            // the event thread. Then armed again before the event thread
+            // watches, so that the next completion triggers the CNO.
             n.drain_channel();
+            if n.hooked.load(Ordering::Acquire) {
+                self.arm(false);
+            }
+            n.sync_watch(&self.dev, &mut w);
         }
     }
 
     fn wait_fd(&self) -> BorrowedFd<'_> {
-        let n = &self.notify;
-        if n.hooked.load(Ordering::Acquire) {
-            n.fired.as_fd()
-        } else {
-            // SAFETY: the channel's descriptor lives as long as self.
-            unsafe { BorrowedFd::borrow_raw(n.fd()) }
-        }
+        // SAFETY: the channel's descriptor lives as long as self.
+        unsafe { BorrowedFd::borrow_raw(self.notify.fd()) }
     }
 
     fn sleeping(&self, _on: bool) {}
@@ -422,13 +468,9 @@ impl CompletionQueue for VerbsCq {
         let n = &self.notify;
         let on = hook.is_some();
         *lock_anyway(&n.hook) = hook;
-        if on != n.hooked.swap(on, Ordering::AcqRel) {
-            if on {
-                self.dev.events.watch_cq(n.clone());
-            } else {
-                self.dev.events.unwatch_cq(n);
-            }
-        }
+        let mut w = lock_anyway(&n.watch);
+        n.hooked.store(on, Ordering::Release);
+        n.sync_watch(&self.dev, &mut w);
     }
 
     fn has_completions(&self) -> bool {
@@ -475,7 +517,7 @@ impl Drop for VerbsCq {
             }
         }
         let n = &self.notify;
-        if n.hooked.load(Ordering::Acquire) {
+        if lock_anyway(&n.watch).watched {
             self.dev.events.unwatch_cq(n);
         }
         n.drain_channel();
